@@ -1,0 +1,213 @@
+package io.fdkvc.core.cache;
+
+import io.fdkvc.core.math.VectorMath;
+import java.util.Arrays;
+
+/**
+ * One independent sequence of cache entries: one KV head of one layer in a transformer, or the
+ * whole cache in a simulation.
+ *
+ * <p>Storage is struct-of-arrays. Entry {@code i} (0 &lt;= i &lt; size, always in increasing
+ * position order) owns {@code keys[i*keyDim ..]}, {@code values[i*valueDim ..]},
+ * {@code embeddings[i*embeddingDim ..]} (or its key when the stream has no separate embeddings),
+ * its position, and the policy scores {@code c}, {@code rho}, {@code h} and the attention logit
+ * bias of eq. 9.
+ *
+ * <p>Entries {@code [0, scored)} were present at the last policy update; entries
+ * {@code [scored, size)} belong to the turn in progress and have not been scored yet. A policy's
+ * {@code endTurn} scores them, evicts, and calls {@link #markScored()}.
+ *
+ * <p>Capacity is fixed at construction (budget + headroom for one turn). Appending past it grows
+ * the arrays only when the stream was built growable (the {@code full} policy); otherwise it is an
+ * error, because a bounded stream that grows is a memory leak in disguise. Eviction compacts in
+ * place and allocates nothing.
+ */
+public final class KvStream {
+    private final int keyDim;
+    private final int valueDim;
+    private final int embeddingDim; // 0: the embedding of an entry is its key
+    private final boolean growable;
+
+    private int capacity;
+    private int size;
+    private int scored;
+
+    private float[] keys;
+    private float[] values;
+    private float[] embeddings;
+    private double[] embeddingNorms;
+    private long[] positions;
+    private double[] c;
+    private double[] rho;
+    private double[] h;
+    private float[] logitBias;
+
+    private final LongList evicted = new LongList(16);
+
+    /**
+     * @param keyDim       key dimension (d), at least 1
+     * @param valueDim     value dimension, 0 for a stream that stores no values (simulation)
+     * @param embeddingDim embedding dimension, or 0 to use each entry's key as its embedding
+     * @param capacity     entries the stream holds: budget plus the longest turn
+     * @param growable     whether appending past capacity grows the stream (unbounded caches)
+     */
+    public KvStream(int keyDim, int valueDim, int embeddingDim, int capacity, boolean growable) {
+        if (keyDim < 1) throw new IllegalArgumentException("keyDim must be >= 1, got " + keyDim);
+        if (valueDim < 0) throw new IllegalArgumentException("valueDim must be >= 0, got " + valueDim);
+        if (embeddingDim < 0) throw new IllegalArgumentException("embeddingDim must be >= 0, got " + embeddingDim);
+        if (capacity < 1) throw new IllegalArgumentException("capacity must be >= 1, got " + capacity);
+        this.keyDim = keyDim;
+        this.valueDim = valueDim;
+        this.embeddingDim = embeddingDim;
+        this.growable = growable;
+        allocate(capacity);
+    }
+
+    private void allocate(int newCapacity) {
+        keys = keys == null ? new float[newCapacity * keyDim] : Arrays.copyOf(keys, newCapacity * keyDim);
+        values = values == null ? new float[newCapacity * valueDim] : Arrays.copyOf(values, newCapacity * valueDim);
+        embeddings = embeddings == null ? new float[newCapacity * embeddingDim]
+                : Arrays.copyOf(embeddings, newCapacity * embeddingDim);
+        embeddingNorms = grow(embeddingNorms, newCapacity);
+        positions = positions == null ? new long[newCapacity] : Arrays.copyOf(positions, newCapacity);
+        c = grow(c, newCapacity);
+        rho = grow(rho, newCapacity);
+        h = grow(h, newCapacity);
+        logitBias = logitBias == null ? new float[newCapacity] : Arrays.copyOf(logitBias, newCapacity);
+        capacity = newCapacity;
+    }
+
+    private static double[] grow(double[] a, int n) {
+        return a == null ? new double[n] : Arrays.copyOf(a, n);
+    }
+
+    /**
+     * Appends an entry of the turn in progress.
+     *
+     * @param embedding the entry's embedding, or null when the stream uses keys as embeddings
+     * @return the entry's index
+     */
+    public int append(long position, float[] key, int keyOff, float[] value, int valueOff,
+                      float[] embedding, int embeddingOff) {
+        if (size > 0 && position <= positions[size - 1]) {
+            throw new IllegalArgumentException("positions must increase: " + position + " after " + positions[size - 1]);
+        }
+        if (size == capacity) {
+            if (!growable) {
+                throw new IllegalStateException("stream full: capacity " + capacity
+                        + " entries (budget + turn headroom); end the turn or split it into chunks");
+            }
+            allocate(Math.max(capacity * 2, 16));
+        }
+        int i = size;
+        System.arraycopy(key, keyOff, keys, i * keyDim, keyDim);
+        if (valueDim > 0) System.arraycopy(value, valueOff, values, i * valueDim, valueDim);
+        if (embeddingDim > 0) {
+            System.arraycopy(embedding, embeddingOff, embeddings, i * embeddingDim, embeddingDim);
+            embeddingNorms[i] = VectorMath.norm(embeddings, i * embeddingDim, embeddingDim);
+        } else {
+            embeddingNorms[i] = VectorMath.norm(keys, i * keyDim, keyDim);
+        }
+        positions[i] = position;
+        c[i] = 0;
+        rho[i] = 0;
+        h[i] = 0;
+        logitBias[i] = 0; // factor 1 until the entry has been scored (eq. 9)
+        size++;
+        return i;
+    }
+
+    /** Appends an entry whose embedding is its key (or that has no separate embedding). */
+    public int append(long position, float[] key, int keyOff, float[] value, int valueOff) {
+        return append(position, key, keyOff, value, valueOff, null, 0);
+    }
+
+    /**
+     * Removes every entry whose flag is set, keeping the others in order, in place. The caller
+     * has already logged the removals with {@link #logEviction(int)} in the order it chose.
+     */
+    public void compact(boolean[] remove) {
+        int w = 0;
+        for (int r = 0; r < size; r++) {
+            if (remove[r]) continue;
+            if (w != r) moveEntry(r, w);
+            w++;
+        }
+        int removedScored = 0;
+        for (int r = 0; r < scored; r++) {
+            if (remove[r]) removedScored++;
+        }
+        scored -= removedScored;
+        size = w;
+    }
+
+    private void moveEntry(int from, int to) {
+        System.arraycopy(keys, from * keyDim, keys, to * keyDim, keyDim);
+        if (valueDim > 0) System.arraycopy(values, from * valueDim, values, to * valueDim, valueDim);
+        if (embeddingDim > 0) System.arraycopy(embeddings, from * embeddingDim, embeddings, to * embeddingDim, embeddingDim);
+        embeddingNorms[to] = embeddingNorms[from];
+        positions[to] = positions[from];
+        c[to] = c[from];
+        rho[to] = rho[from];
+        h[to] = h[from];
+        logitBias[to] = logitBias[from];
+    }
+
+    /** Starts a policy update: clears the list of entries evicted during the previous one. */
+    public void beginUpdate() {
+        evicted.clear();
+    }
+
+    /** Records that entry {@code i} is being evicted in this update (call before compacting). */
+    public void logEviction(int i) {
+        evicted.add(positions[i]);
+    }
+
+    /** Ends a policy update: every entry now held has been scored. */
+    public void markScored() {
+        scored = size;
+    }
+
+    /** Positions of the entries evicted by the last update, in the order they were removed. */
+    public LongList evicted() {
+        return evicted;
+    }
+
+    /** Removes every entry (a new conversation). */
+    public void clear() {
+        size = 0;
+        scored = 0;
+        evicted.clear();
+    }
+
+    /** Exact bytes held by this stream's arrays (capacity, not size: what the JVM really holds). */
+    public long bytes() {
+        return 4L * (keys.length + values.length + embeddings.length + logitBias.length)
+                + 8L * (embeddingNorms.length + positions.length + c.length + rho.length + h.length)
+                + evicted.bytes();
+    }
+
+    public int size() { return size; }
+    public int scored() { return scored; }
+    public int capacity() { return capacity; }
+    public int keyDim() { return keyDim; }
+    public int valueDim() { return valueDim; }
+    /** Dimension of the embeddings used for similarity: the key dimension when embeddings are keys. */
+    public int embeddingDim() { return embeddingDim > 0 ? embeddingDim : keyDim; }
+    public boolean growable() { return growable; }
+
+    /** Raw key storage, row i at {@code i * keyDim()}. Valid for indices below {@link #size()}. */
+    public float[] keys() { return keys; }
+    public float[] values() { return values; }
+    /** Raw embedding storage, row i at {@code i * embeddingDim()}: the keys when the stream has none. */
+    public float[] embeddings() { return embeddingDim > 0 ? embeddings : keys; }
+    public double[] embeddingNorms() { return embeddingNorms; }
+    public long[] positions() { return positions; }
+    public double[] c() { return c; }
+    public double[] rho() { return rho; }
+    public double[] h() { return h; }
+    /** Per-entry additive attention logit bias (eq. 9); 0 for entries not scored yet. */
+    public float[] logitBias() { return logitBias; }
+
+    public long position(int i) { return positions[i]; }
+}

@@ -1,0 +1,119 @@
+package io.fdkvc.core.math;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The few numeric kernels every hot loop of the library is built from, on the Vector API.
+ *
+ * <p>All methods work on slices of flat {@code float[]} arrays (struct-of-arrays storage), never
+ * allocate, and accumulate in float lanes with fused multiply-add; reductions that feed a
+ * softmax or a normalisation are widened to double by the caller.
+ */
+public final class VectorMath {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+
+    private VectorMath() {}
+
+    /** a[aOff..aOff+n) . b[bOff..bOff+n) */
+    public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        int i = 0;
+        float sum;
+        int upper = F.loopBound(n);
+        if (upper > 0) {
+            FloatVector acc = FloatVector.zero(F);
+            for (; i < upper; i += F.length()) {
+                acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
+            }
+            sum = acc.reduceLanes(VectorOperators.ADD);
+        } else {
+            sum = 0f;
+        }
+        for (; i < n; i++) {
+            sum += a[aOff + i] * b[bOff + i];
+        }
+        return sum;
+    }
+
+    /** Euclidean norm of a[off..off+n), computed in double after a float dot product. */
+    public static double norm(float[] a, int off, int n) {
+        return Math.sqrt(dot(a, off, a, off, n));
+    }
+
+    /** y[yOff..) += alpha * x[xOff..), n elements. */
+    public static void axpy(float alpha, float[] x, int xOff, float[] y, int yOff, int n) {
+        int i = 0;
+        int upper = F.loopBound(n);
+        FloatVector va = FloatVector.broadcast(F, alpha);
+        for (; i < upper; i += F.length()) {
+            FloatVector.fromArray(F, x, xOff + i).fma(va, FloatVector.fromArray(F, y, yOff + i))
+                    .intoArray(y, yOff + i);
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += alpha * x[xOff + i];
+        }
+    }
+
+    /** x[off..off+n) *= s. */
+    public static void scale(float[] x, int off, int n, float s) {
+        int i = 0;
+        int upper = F.loopBound(n);
+        for (; i < upper; i += F.length()) {
+            FloatVector.fromArray(F, x, off + i).mul(s).intoArray(x, off + i);
+        }
+        for (; i < n; i++) {
+            x[off + i] *= s;
+        }
+    }
+
+    /**
+     * Mean of {@code rows} row vectors of length {@code d} stored back to back in {@code rowsData},
+     * written to {@code out[0..d)}.
+     */
+    public static void meanRows(float[] rowsData, int rows, int d, float[] out) {
+        java.util.Arrays.fill(out, 0, d, 0f);
+        for (int r = 0; r < rows; r++) {
+            axpy(1f, rowsData, r * d, out, 0, d);
+        }
+        scale(out, 0, d, 1f / rows);
+    }
+
+    /**
+     * Logits of one query against {@code count} keys of dimension {@code d} stored row-wise from
+     * index 0 of {@code keys}: {@code out[i] = q . k_i * scale}.
+     */
+    public static void logits(float[] q, int qOff, float[] keys, int count, int d, double scale, double[] out) {
+        for (int i = 0; i < count; i++) {
+            out[i] = dot(q, qOff, keys, i * d, d) * scale;
+        }
+    }
+
+    /**
+     * In-place softmax of x[0..n), computed in double with the max subtracted; returns the
+     * normaliser's log (log-sum-exp) for callers that want it. n must be at least 1.
+     */
+    public static double softmaxInPlace(double[] x, int n) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i++) {
+            if (x[i] > max) max = x[i];
+        }
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            double e = Math.exp(x[i] - max);
+            x[i] = e;
+            sum += e;
+        }
+        double inv = 1.0 / sum;
+        for (int i = 0; i < n; i++) {
+            x[i] *= inv;
+        }
+        return max + Math.log(sum);
+    }
+
+    /** Cosine similarity of two vectors given their norms; 0 when either norm is 0 (spec, step 3). */
+    public static double cosine(double dot, double normA, double normB) {
+        if (normA == 0 || normB == 0) return 0;
+        return dot / (normA * normB);
+    }
+}

@@ -1,0 +1,43 @@
+package io.fdkvc.core.param;
+
+/** Range checks used by the compact constructors of parameter records. Never clamps. */
+public final class Check {
+    private Check() {}
+
+    public static double finite(String name, double v) {
+        if (!Double.isFinite(v)) throw new ParameterException(name, "must be a finite number, got " + v);
+        return v;
+    }
+
+    public static double atLeast(String name, double v, double min) {
+        finite(name, v);
+        if (v < min) throw new ParameterException(name, "must be >= " + min + ", got " + v);
+        return v;
+    }
+
+    /** min &lt;= v &lt;= max */
+    public static double inClosed(String name, double v, double min, double max) {
+        finite(name, v);
+        if (v < min || v > max) throw new ParameterException(name, "must be in [" + min + ", " + max + "], got " + v);
+        return v;
+    }
+
+    /** min &lt;= v &lt; max */
+    public static double inHalfOpen(String name, double v, double min, double max) {
+        finite(name, v);
+        if (v < min || v >= max) throw new ParameterException(name, "must be in [" + min + ", " + max + "), got " + v);
+        return v;
+    }
+
+    /** min &lt; v &lt;= max */
+    public static double inOpenClosed(String name, double v, double min, double max) {
+        finite(name, v);
+        if (v <= min || v > max) throw new ParameterException(name, "must be in (" + min + ", " + max + "], got " + v);
+        return v;
+    }
+
+    public static int atLeast(String name, int v, int min) {
+        if (v < min) throw new ParameterException(name, "must be >= " + min + ", got " + v);
+        return v;
+    }
+}

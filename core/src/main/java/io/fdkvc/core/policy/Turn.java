@@ -1,0 +1,63 @@
+package io.fdkvc.core.policy;
+
+import io.fdkvc.core.math.VectorMath;
+
+/**
+ * What a policy sees of one turn for one stream: the turn's query rows (n x d, row-major), their
+ * mean qbar, and the query embedding used for topical similarity (by default qbar).
+ *
+ * <p>Mutable and reusable so that an engine fills the same object every turn without allocating.
+ */
+public final class Turn {
+    private final int dim;
+    private final int embeddingDim;
+    private float[] queries;
+    private int rows;
+    private final float[] meanQuery;
+    private final float[] queryEmbedding;
+
+    public Turn(int dim, int embeddingDim) {
+        if (dim < 1) throw new IllegalArgumentException("dim must be >= 1");
+        this.dim = dim;
+        this.embeddingDim = embeddingDim;
+        this.meanQuery = new float[dim];
+        this.queryEmbedding = new float[embeddingDim];
+        this.queries = new float[0];
+    }
+
+    /** A turn with the given rows; {@code queryEmbedding} null means "the mean query". */
+    public static Turn of(float[] queries, int rows, int dim, float[] queryEmbedding) {
+        int ed = queryEmbedding == null ? dim : queryEmbedding.length;
+        Turn t = new Turn(dim, ed);
+        t.set(queries, rows, queryEmbedding);
+        return t;
+    }
+
+    /**
+     * Sets the turn's query rows (the array is used, not copied) and the query embedding (copied;
+     * null means the mean query, which then requires embeddingDim == dim).
+     */
+    public void set(float[] queries, int rows, float[] queryEmbedding) {
+        if (rows < 1) throw new IllegalArgumentException("a turn needs at least one query row");
+        if (queries.length < rows * dim) throw new IllegalArgumentException("queries hold fewer than rows * dim floats");
+        this.queries = queries;
+        this.rows = rows;
+        VectorMath.meanRows(queries, rows, dim, meanQuery);
+        if (queryEmbedding == null) {
+            if (embeddingDim != dim) throw new IllegalArgumentException("no query embedding given and embeddingDim != dim");
+            System.arraycopy(meanQuery, 0, this.queryEmbedding, 0, dim);
+        } else {
+            if (queryEmbedding.length != embeddingDim) throw new IllegalArgumentException("query embedding has length "
+                    + queryEmbedding.length + ", expected " + embeddingDim);
+            System.arraycopy(queryEmbedding, 0, this.queryEmbedding, 0, embeddingDim);
+        }
+    }
+
+    public int dim() { return dim; }
+    public int embeddingDim() { return embeddingDim; }
+    public int rows() { return rows; }
+    /** Row r of the queries starts at {@code r * dim()}. */
+    public float[] queries() { return queries; }
+    public float[] meanQuery() { return meanQuery; }
+    public float[] queryEmbedding() { return queryEmbedding; }
+}

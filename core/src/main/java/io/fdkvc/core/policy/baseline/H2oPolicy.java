@@ -1,0 +1,47 @@
+package io.fdkvc.core.policy.baseline;
+
+import io.fdkvc.core.cache.KvStream;
+import io.fdkvc.core.cache.StreamAttention;
+import io.fdkvc.core.policy.RankingPolicy;
+import io.fdkvc.core.policy.Turn;
+
+/**
+ * Reference H2O (Zhang et al. 2023): every query row's attention over C_{t-1} accumulates into
+ * {@code c} (new entries start at 0); keep the floor(B/2) most recent entries plus the other
+ * entries of highest accumulated attention. Evictions are reported in position order.
+ */
+public final class H2oPolicy extends RankingPolicy {
+    private double[] weights = new double[0];
+
+    public H2oPolicy(String name, int budget) {
+        super(name, budget);
+    }
+
+    @Override
+    protected void observe(KvStream s, Turn t) {
+        int m = s.scored();
+        if (m == 0) return;
+        if (weights.length < m) weights = new double[Math.max(m, 2 * weights.length)];
+        double[] c = s.c();
+        for (int r = 0; r < t.rows(); r++) {
+            StreamAttention.weights(s, m, t.queries(), r * t.dim(), false, weights);
+            for (int i = 0; i < m; i++) c[i] += weights[i];
+        }
+    }
+
+    @Override
+    protected void score(KvStream s, Turn t, int[] tier, double[] score) {
+        int n = s.size();
+        int recentFrom = n - budget / 2;
+        double[] c = s.c();
+        for (int i = 0; i < n; i++) {
+            tier[i] = i >= recentFrom ? 1 : 0;
+            score[i] = c[i];
+        }
+    }
+
+    @Override
+    protected boolean logEvictionsInPositionOrder() {
+        return true;
+    }
+}

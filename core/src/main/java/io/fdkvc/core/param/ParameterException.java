@@ -1,7 +1,9 @@
 package io.fdkvc.core.param;
 
+import io.fdkvc.core.InputException;
+
 /** A parameter value that is missing, mistyped or out of range; names the parameter. */
-public final class ParameterException extends IllegalArgumentException {
+public final class ParameterException extends InputException {
     private final String parameter;
 
     public ParameterException(String parameter, String message) {

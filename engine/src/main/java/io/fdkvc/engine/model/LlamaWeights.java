@@ -1,0 +1,24 @@
+package io.fdkvc.engine.model;
+
+import io.fdkvc.engine.tensor.FloatTensor;
+
+/**
+ * All weights of a Llama-family model, per layer arrays indexed by layer. Matrices are
+ * {@code rows = output features, cols = input features}. Biases are null where the architecture
+ * has none (qwen2 has q, k, v biases).
+ */
+public record LlamaWeights(
+        FloatTensor tokenEmbedding,   // vocab x dim
+        float[][] attnNorm,           // layers x dim
+        FloatTensor[] wq,             // heads*headDim x dim
+        FloatTensor[] wk,             // kvHeads*headDim x dim
+        FloatTensor[] wv,             // kvHeads*headDim x dim
+        FloatTensor[] wo,             // dim x heads*headDim
+        float[][] bq, float[][] bk, float[][] bv,
+        float[][] ffnNorm,            // layers x dim
+        FloatTensor[] wGate,          // hidden x dim   (w1)
+        FloatTensor[] wDown,          // dim x hidden   (w2)
+        FloatTensor[] wUp,            // hidden x dim   (w3)
+        float[] outputNorm,           // dim
+        FloatTensor output) {         // vocab x dim (the token embedding when tied)
+}

@@ -41,6 +41,8 @@ public final class KvStream {
     private double[] rho;
     private double[] h;
     private float[] logitBias;
+    private int[] cost;
+    private long totalCost;
 
     private final LongList evicted = new LongList(16);
 
@@ -74,6 +76,7 @@ public final class KvStream {
         rho = grow(rho, newCapacity);
         h = grow(h, newCapacity);
         logitBias = logitBias == null ? new float[newCapacity] : Arrays.copyOf(logitBias, newCapacity);
+        cost = cost == null ? new int[newCapacity] : Arrays.copyOf(cost, newCapacity);
         capacity = newCapacity;
     }
 
@@ -89,6 +92,16 @@ public final class KvStream {
      */
     public int append(long position, float[] key, int keyOff, float[] value, int valueOff,
                       float[] embedding, int embeddingOff) {
+        return append(position, key, keyOff, value, valueOff, embedding, embeddingOff, 1);
+    }
+
+    /**
+     * Appends an entry that costs {@code cost} units against the budget (extension: a token
+     * budget over multi-token entries, e.g. utterances; the spec's entries all cost 1).
+     */
+    public int append(long position, float[] key, int keyOff, float[] value, int valueOff,
+                      float[] embedding, int embeddingOff, int cost) {
+        if (cost < 1) throw new IllegalArgumentException("cost must be >= 1, got " + cost);
         if (size > 0 && position <= positions[size - 1]) {
             throw new IllegalArgumentException("positions must increase: " + position + " after " + positions[size - 1]);
         }
@@ -113,6 +126,8 @@ public final class KvStream {
         rho[i] = 0;
         h[i] = 0;
         logitBias[i] = 0; // factor 1 until the entry has been scored (eq. 9)
+        this.cost[i] = cost;
+        totalCost += cost;
         size++;
         return i;
     }
@@ -129,7 +144,10 @@ public final class KvStream {
     public void compact(boolean[] remove) {
         int w = 0;
         for (int r = 0; r < size; r++) {
-            if (remove[r]) continue;
+            if (remove[r]) {
+                totalCost -= cost[r];
+                continue;
+            }
             if (w != r) moveEntry(r, w);
             w++;
         }
@@ -151,6 +169,7 @@ public final class KvStream {
         rho[to] = rho[from];
         h[to] = h[from];
         logitBias[to] = logitBias[from];
+        cost[to] = cost[from];
     }
 
     /** Starts a policy update: clears the list of entries evicted during the previous one. */
@@ -177,12 +196,13 @@ public final class KvStream {
     public void clear() {
         size = 0;
         scored = 0;
+        totalCost = 0;
         evicted.clear();
     }
 
     /** Exact bytes held by this stream's arrays (capacity, not size: what the JVM really holds). */
     public long bytes() {
-        return 4L * (keys.length + values.length + embeddings.length + logitBias.length)
+        return 4L * (keys.length + values.length + embeddings.length + logitBias.length + cost.length)
                 + 8L * (embeddingNorms.length + positions.length + c.length + rho.length + h.length)
                 + evicted.bytes();
     }
@@ -210,4 +230,8 @@ public final class KvStream {
     public float[] logitBias() { return logitBias; }
 
     public long position(int i) { return positions[i]; }
+    /** Budget units per entry (1 unless appended with a cost). */
+    public int[] costs() { return cost; }
+    /** Sum of the costs of the entries held: the quantity a budget bounds (the size when all cost 1). */
+    public long totalCost() { return totalCost; }
 }

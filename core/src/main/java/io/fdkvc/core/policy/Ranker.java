@@ -38,22 +38,26 @@ public final class Ranker {
     public double[] score() { return score; }
 
     /**
-     * Evicts the {@code count} lowest entries of {@code s} by (tier, score, position), logging
-     * them on the stream from the lowest up, or in position order when {@code logInPositionOrder}.
+     * Evicts the lowest entries of {@code s} by (tier, score, position) until the stream's total
+     * cost is within {@code budget} (with unit costs: the size - budget lowest), logging them on
+     * the stream from the lowest up, or in position order when {@code logInPositionOrder}.
      * Entries of tier {@link #NEVER} are never chosen.
      *
-     * @throws IllegalStateException if fewer than {@code count} entries may be evicted
+     * @throws IllegalStateException if protected entries alone exceed the budget
      */
-    public void evictLowest(KvStream s, int count, boolean logInPositionOrder) {
-        if (count <= 0) return;
+    public void evictToBudget(KvStream s, long budget, boolean logInPositionOrder) {
+        long excess = s.totalCost() - budget;
+        if (excess <= 0) return;
         int n = s.size();
         for (int i = 0; i < n; i++) order[i] = i;
         mergeSort(0, n);
         Arrays.fill(remove, 0, n, false);
-        for (int k = 0; k < count; k++) {
+        int[] cost = s.costs();
+        for (int k = 0; k < n && excess > 0; k++) {
             int i = order[k];
-            if (tier[i] == NEVER) throw new IllegalStateException("cannot evict " + count + " entries: protected entries fill the budget");
+            if (tier[i] == NEVER) throw new IllegalStateException("cannot meet budget " + budget + ": protected entries fill it");
             remove[i] = true;
+            excess -= cost[i];
             if (!logInPositionOrder) s.logEviction(i);
         }
         if (logInPositionOrder) {

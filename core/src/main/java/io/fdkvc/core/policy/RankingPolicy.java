@@ -4,7 +4,7 @@ import io.fdkvc.core.cache.KvStream;
 
 /**
  * Template for the baselines (kvpress style): the template observes the turn, and when the stream
- * holds more than the budget asks the subclass for a tier and a score per entry and evicts the
+ * holds more than the budget (in cost units; each entry costs 1 unless appended with a cost) asks the subclass for a tier and a score per entry and evicts the
  * lowest through the {@link Ranker}. Subclasses write only {@link #observe} (running scores) and
  * {@link #score}.
  */
@@ -34,10 +34,9 @@ public abstract class RankingPolicy implements Policy {
         stream.beginUpdate();
         ranker.ensure(stream.size());
         observe(stream, turn);
-        int excess = stream.size() - budget;
-        if (excess > 0 && !unbounded()) {
+        if (stream.totalCost() > budget && !unbounded()) {
             score(stream, turn, ranker.tier(), ranker.score());
-            ranker.evictLowest(stream, excess, logEvictionsInPositionOrder());
+            ranker.evictToBudget(stream, budget, logEvictionsInPositionOrder());
         }
         stream.markScored();
     }

@@ -32,7 +32,11 @@ public final class H2oPolicy extends RankingPolicy {
     @Override
     protected void score(KvStream s, Turn t, int[] tier, double[] score) {
         int n = s.size();
-        int recentFrom = n - budget / 2;
+        // The most recent entries whose costs fit in floor(B/2) (with unit costs: the last floor(B/2)).
+        int[] cost = s.costs();
+        int recentFrom = n;
+        long recent = 0;
+        while (recentFrom > 0 && recent + cost[recentFrom - 1] <= budget / 2) recent += cost[--recentFrom];
         double[] c = s.c();
         for (int i = 0; i < n; i++) {
             tier[i] = i >= recentFrom ? 1 : 0;

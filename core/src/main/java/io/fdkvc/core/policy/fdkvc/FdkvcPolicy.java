@@ -120,11 +120,14 @@ public final class FdkvcPolicy implements Policy {
         }
     }
 
-    /** Step 7: the turn's scores over the whole cache, then the budget. */
+    /**
+     * Step 7: the turn's scores over the whole cache, then the budget: the lowest-h non-sink
+     * entries go until |C| <= B (or, with costed entries, until their total cost fits).
+     */
     private void enforceBudget(KvStream s) {
         int n = s.size();
         ownership(s, n);
-        if (n <= budget) return;
+        if (s.totalCost() <= budget) return;
         int[] tier = ranker.tier();
         double[] score = ranker.score();
         long[] pos = s.positions();
@@ -133,7 +136,7 @@ public final class FdkvcPolicy implements Policy {
             tier[i] = pos[i] < p.sinks() ? Ranker.NEVER : 0;
             score[i] = h[i];
         }
-        ranker.evictLowest(s, n - budget, false);
+        ranker.evictToBudget(s, budget, false);
     }
 
     /** Eq. 9 as a logit bias: beta * ln(0.5 + 0.5 * rho_i / max rho), 0 when max rho <= 0. */

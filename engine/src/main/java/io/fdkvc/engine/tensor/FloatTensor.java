@@ -1,5 +1,10 @@
 package io.fdkvc.engine.tensor;
 
+import io.fdkvc.core.math.VectorMath;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
 /**
  * A read-only row-major matrix of {@code rows x cols} weights, possibly quantised, usually a view
  * of a memory-mapped model file. Rows are the unit of work: a matrix-vector product is one
@@ -28,5 +33,71 @@ public abstract class FloatTensor {
         Parallel.forRange(rows(), (from, to) -> {
             for (int r = from; r < to; r++) out[outOff + r] = dot(r, x, xOff);
         });
+    }
+
+    /**
+     * Batched product for rows {@code [rowFrom, rowTo)} on the calling thread (the caller splits
+     * rows over threads): {@code out[outOff + b*outStride + r] = dot(r, x, xOff + b*xStride)} for
+     * {@code b} in {@code [0, batch)}. This is the prefill path: each weight row is read from
+     * memory once per batch instead of once per token. The default dequantises four rows at a
+     * time into a scratch block and multiplies them with two batch rows at once (eight register
+     * accumulators), so quantised types pay the decoding once per chunk; a batch of one is plain
+     * {@link #dot}. Subclasses may specialise.
+     */
+    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
+                       float[] out, int outOff, int outStride) {
+        if (batch == 1) {
+            for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff);
+            return;
+        }
+        int n = cols();
+        float[] w = new float[4 * n]; // one small block per call (per chunk), never per token
+        int r = rowFrom;
+        for (; r + 4 <= rowTo; r += 4) {
+            for (int j = 0; j < 4; j++) dequantizeRow(r + j, w, j * n);
+            block4(w, n, x, xOff, xStride, batch, out, outOff + r, outStride);
+        }
+        for (; r < rowTo; r++) {
+            dequantizeRow(r, w, 0);
+            for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = VectorMath.dot(w, 0, x, xOff + b * xStride, n);
+        }
+    }
+
+    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+
+    /** Four dequantised rows {@code w} (n floats each) times every batch row, two batch rows at a time. */
+    private static void block4(float[] w, int n, float[] x, int xOff, int xStride, int batch,
+                               float[] out, int o, int outStride) {
+        int L = SP.length(), up = SP.loopBound(n);
+        int b = 0;
+        for (; b + 2 <= batch; b += 2) {
+            int x0 = xOff + b * xStride, x1 = x0 + xStride;
+            FloatVector a00 = FloatVector.zero(SP), a10 = a00, a20 = a00, a30 = a00;
+            FloatVector a01 = a00, a11 = a00, a21 = a00, a31 = a00;
+            int i = 0;
+            for (; i < up; i += L) {
+                FloatVector v0 = FloatVector.fromArray(SP, x, x0 + i), v1 = FloatVector.fromArray(SP, x, x1 + i);
+                FloatVector w0 = FloatVector.fromArray(SP, w, i), w1 = FloatVector.fromArray(SP, w, n + i);
+                FloatVector w2 = FloatVector.fromArray(SP, w, 2 * n + i), w3 = FloatVector.fromArray(SP, w, 3 * n + i);
+                a00 = w0.fma(v0, a00); a10 = w1.fma(v0, a10); a20 = w2.fma(v0, a20); a30 = w3.fma(v0, a30);
+                a01 = w0.fma(v1, a01); a11 = w1.fma(v1, a11); a21 = w2.fma(v1, a21); a31 = w3.fma(v1, a31);
+            }
+            float s00 = a00.reduceLanes(VectorOperators.ADD), s10 = a10.reduceLanes(VectorOperators.ADD);
+            float s20 = a20.reduceLanes(VectorOperators.ADD), s30 = a30.reduceLanes(VectorOperators.ADD);
+            float s01 = a01.reduceLanes(VectorOperators.ADD), s11 = a11.reduceLanes(VectorOperators.ADD);
+            float s21 = a21.reduceLanes(VectorOperators.ADD), s31 = a31.reduceLanes(VectorOperators.ADD);
+            for (; i < n; i++) {
+                float v0 = x[x0 + i], v1 = x[x1 + i];
+                s00 += w[i] * v0; s10 += w[n + i] * v0; s20 += w[2 * n + i] * v0; s30 += w[3 * n + i] * v0;
+                s01 += w[i] * v1; s11 += w[n + i] * v1; s21 += w[2 * n + i] * v1; s31 += w[3 * n + i] * v1;
+            }
+            int p0 = o + b * outStride, p1 = p0 + outStride;
+            out[p0] = s00; out[p0 + 1] = s10; out[p0 + 2] = s20; out[p0 + 3] = s30;
+            out[p1] = s01; out[p1 + 1] = s11; out[p1 + 2] = s21; out[p1 + 3] = s31;
+        }
+        for (; b < batch; b++) {
+            int x0 = xOff + b * xStride, p0 = o + b * outStride;
+            for (int j = 0; j < 4; j++) out[p0 + j] = VectorMath.dot(w, j * n, x, x0, n);
+        }
     }
 }

@@ -105,7 +105,9 @@ public final class TraceReader {
         try {
             return PolicyRegistry.spec(nameNode.stringValue(), budget, params);
         } catch (ParameterException e) {
-            throw new InputException("policy." + e.parameter() + ": " + e.getMessage().substring(e.parameter().length() + 2));
+            // the registry names an unknown policy "policy"; in a trace that is the field policy.name
+            String field = e.parameter().equals("policy") ? "name" : e.parameter();
+            throw new InputException("policy." + field + ": " + e.getMessage().substring(e.parameter().length() + 2));
         }
     }
 

@@ -1,5 +1,6 @@
 package io.fdkvc.core.math;
 
+import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -13,6 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class VectorMath {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
 
     private VectorMath() {}
 
@@ -90,25 +92,71 @@ public final class VectorMath {
     }
 
     /**
-     * In-place softmax of x[0..n), computed in double with the max subtracted; returns the
-     * normaliser's log (log-sum-exp) for callers that want it. n must be at least 1.
+     * In-place softmax of x[0..n), computed in double with the max subtracted (the exponentials
+     * are vectorised: a per-element Math.exp would dominate a policy update). n must be >= 1.
      */
-    public static double softmaxInPlace(double[] x, int n) {
+    public static void softmaxInPlace(double[] x, int n) {
+        int upper = D.loopBound(n);
         double max = Double.NEGATIVE_INFINITY;
-        for (int i = 0; i < n; i++) {
-            if (x[i] > max) max = x[i];
+        int i = 0;
+        if (upper > 0) {
+            DoubleVector vmax = DoubleVector.broadcast(D, Double.NEGATIVE_INFINITY);
+            for (; i < upper; i += D.length()) vmax = vmax.max(DoubleVector.fromArray(D, x, i));
+            max = vmax.reduceLanes(VectorOperators.MAX);
         }
+        for (; i < n; i++) max = Math.max(max, x[i]);
         double sum = 0;
-        for (int i = 0; i < n; i++) {
+        i = 0;
+        if (upper > 0) {
+            DoubleVector vsum = DoubleVector.zero(D);
+            for (; i < upper; i += D.length()) {
+                DoubleVector e = DoubleVector.fromArray(D, x, i).sub(max).lanewise(VectorOperators.EXP);
+                e.intoArray(x, i);
+                vsum = vsum.add(e);
+            }
+            sum = vsum.reduceLanes(VectorOperators.ADD);
+        }
+        for (; i < n; i++) {
             double e = Math.exp(x[i] - max);
             x[i] = e;
             sum += e;
         }
         double inv = 1.0 / sum;
-        for (int i = 0; i < n; i++) {
-            x[i] *= inv;
+        i = 0;
+        for (; i < upper; i += D.length()) DoubleVector.fromArray(D, x, i).mul(inv).intoArray(x, i);
+        for (; i < n; i++) x[i] *= inv;
+    }
+
+    /**
+     * Two dot products over the same rows in one pass: for each row i of {@code rows} (dimension
+     * d), {@code outA[i] = rows_i . a * scaleA} and {@code outB[i] = rows_i . b}. Reading each row
+     * once halves the memory traffic when a policy needs both (FD-KVC: attention logits and
+     * similarity when the embeddings are the keys).
+     */
+    public static void dots2(float[] rows, int count, int d, float[] a, double scaleA, double[] outA,
+                             float[] b, double[] outB) {
+        int upper = F.loopBound(d);
+        for (int r = 0; r < count; r++) {
+            int off = r * d;
+            int i = 0;
+            float sa = 0f, sb = 0f;
+            if (upper > 0) {
+                FloatVector accA = FloatVector.zero(F), accB = FloatVector.zero(F);
+                for (; i < upper; i += F.length()) {
+                    FloatVector row = FloatVector.fromArray(F, rows, off + i);
+                    accA = row.fma(FloatVector.fromArray(F, a, i), accA);
+                    accB = row.fma(FloatVector.fromArray(F, b, i), accB);
+                }
+                sa = accA.reduceLanes(VectorOperators.ADD);
+                sb = accB.reduceLanes(VectorOperators.ADD);
+            }
+            for (; i < d; i++) {
+                sa += rows[off + i] * a[i];
+                sb += rows[off + i] * b[i];
+            }
+            outA[r] = sa * scaleA;
+            outB[r] = sb;
         }
-        return max + Math.log(sum);
     }
 
     /** Cosine similarity of two vectors given their norms; 0 when either norm is 0 (spec, step 3). */

@@ -49,11 +49,11 @@ public final class Ranker {
         long excess = s.totalCost() - budget;
         if (excess <= 0) return;
         int n = s.size();
-        for (int i = 0; i < n; i++) order[i] = i;
-        mergeSort(0, n);
+        // Every entry costs at least 1, so at most `excess` entries go: rank only that many.
+        int ranked = selectLowest(n, (int) Math.min(n, excess));
         Arrays.fill(remove, 0, n, false);
         int[] cost = s.costs();
-        for (int k = 0; k < n && excess > 0; k++) {
+        for (int k = 0; k < ranked && excess > 0; k++) {
             int i = order[k];
             if (tier[i] == NEVER) throw new IllegalStateException("cannot meet budget " + budget + ": protected entries fill it");
             remove[i] = true;
@@ -84,6 +84,63 @@ public final class Ranker {
 
     public void clearFlags(int from, int to) {
         Arrays.fill(remove, from, to, false);
+    }
+
+    /**
+     * Puts the {@code k} lowest entries, in ascending (tier, score, position) order, into
+     * {@code order[0, k)} and returns k. A turn usually evicts a few entries from a large cache,
+     * so a bounded heap (O(n log k)) replaces the full sort, which dominated the update.
+     */
+    private int selectLowest(int n, int k) {
+        if ((long) k * 4 >= n) {
+            for (int i = 0; i < n; i++) order[i] = i;
+            mergeSort(0, n);
+            return n;
+        }
+        // Max-heap (by the total order with position tie-break) of the k lowest seen so far.
+        int size = 0;
+        for (int i = 0; i < n; i++) {
+            if (size < k) {
+                order[size] = i;
+                siftUp(size++);
+            } else if (lessTotal(i, order[0])) {
+                order[0] = i;
+                siftDown(0, size);
+            }
+        }
+        Arrays.sort(order, 0, k); // position order first, so that the stable sort breaks ties by position
+        mergeSort(0, k);
+        return k;
+    }
+
+    private boolean lessTotal(int a, int b) {
+        if (less(a, b)) return true;
+        if (less(b, a)) return false;
+        return a < b;
+    }
+
+    private void siftUp(int i) {
+        int x = order[i];
+        while (i > 0) {
+            int parent = (i - 1) >>> 1;
+            if (!lessTotal(order[parent], x)) break;
+            order[i] = order[parent];
+            i = parent;
+        }
+        order[i] = x;
+    }
+
+    private void siftDown(int i, int size) {
+        int x = order[i];
+        while (true) {
+            int child = 2 * i + 1;
+            if (child >= size) break;
+            if (child + 1 < size && lessTotal(order[child], order[child + 1])) child++;
+            if (!lessTotal(x, order[child])) break;
+            order[i] = order[child];
+            i = child;
+        }
+        order[i] = x;
     }
 
     private boolean less(int a, int b) {

@@ -68,15 +68,27 @@ public final class FdkvcPolicy implements Policy {
         int m = s.scored();
         double[] c = s.c(), rho = s.rho(), h = s.h();
 
-        // Step 1 (eq. 1): cumulative attention of the mean query.
-        StreamAttention.weights(s, m, t.meanQuery(), 0, false, attention);
+        // Step 1 (eq. 1): cumulative attention of the mean query. When the embeddings are the
+        // keys, the similarities of step 3 are computed in the same pass over the keys.
+        int d = s.keyDim();
+        boolean fused = s.embeddings() == s.keys();
+        if (fused) {
+            VectorMath.dots2(s.keys(), m, d, t.meanQuery(), 1.0 / Math.sqrt(d), attention, t.queryEmbedding(), cosine);
+            VectorMath.softmaxInPlace(attention, m);
+        } else {
+            StreamAttention.weights(s, m, t.meanQuery(), 0, false, attention);
+        }
         for (int i = 0; i < m; i++) c[i] += attention[i];
 
         // Step 2 (eq. 2): recency decay.
         for (int i = 0; i < m; i++) rho[i] *= p.gamma();
 
         // Step 3 (eq. 3, 4): reinforcement by min-max normalised similarity to the query.
-        cosines(s, 0, m, t);
+        if (fused) {
+            dotsToCosines(s, 0, m, t);
+        } else {
+            cosines(s, 0, m, t);
+        }
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < m; i++) {
             min = Math.min(min, cosine[i]);
@@ -179,6 +191,13 @@ public final class FdkvcPolicy implements Policy {
         for (int i = from; i < to; i++) {
             cosine[i] = VectorMath.cosine(VectorMath.dot(e, i * ed, q, 0, ed), norms[i], qNorm);
         }
+    }
+
+    /** Turns raw dot products e_i . ebar_q held in cosine[from, to) into cosines. */
+    private void dotsToCosines(KvStream s, int from, int to, Turn t) {
+        double qNorm = VectorMath.norm(t.queryEmbedding(), 0, s.embeddingDim());
+        double[] norms = s.embeddingNorms();
+        for (int i = from; i < to; i++) cosine[i] = VectorMath.cosine(cosine[i], norms[i], qNorm);
     }
 
     private void ensure(int n) {

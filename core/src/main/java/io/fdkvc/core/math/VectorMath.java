@@ -28,7 +28,7 @@ public final class VectorMath {
             for (; i < upper; i += F.length()) {
                 acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
             }
-            sum = acc.reduceLanes(VectorOperators.ADD);
+            sum = sumLanes(acc);
         } else {
             sum = 0f;
         }
@@ -36,6 +36,18 @@ public final class VectorMath {
             sum += a[aOff + i] * b[bOff + i];
         }
         return sum;
+    }
+
+    /**
+     * Sum of the lanes in lane order. reduceLanes(ADD) leaves the order of the additions
+     * unspecified, and the JIT's order differs from the interpreter's, so the same input could
+     * give different last bits before and after warm-up; a fixed order keeps every result
+     * reproducible.
+     */
+    private static float sumLanes(FloatVector v) {
+        float s = 0f;
+        for (int l = 0; l < v.length(); l++) s += v.lane(l);
+        return s;
     }
 
     /** Euclidean norm of a[off..off+n), computed in double after a float dot product. */
@@ -92,8 +104,10 @@ public final class VectorMath {
     }
 
     /**
-     * In-place softmax of x[0..n), computed in double with the max subtracted (the exponentials
-     * are vectorised: a per-element Math.exp would dominate a policy update). n must be >= 1.
+     * In-place softmax of x[0..n), computed in double with the max subtracted. The exponentials
+     * are scalar Math.exp on purpose: the Vector API's vector exp differs from it in the last
+     * bits depending on whether the code is compiled, which would make results depend on warm-up.
+     * n must be >= 1.
      */
     public static void softmaxInPlace(double[] x, int n) {
         int upper = D.loopBound(n);
@@ -102,21 +116,11 @@ public final class VectorMath {
         if (upper > 0) {
             DoubleVector vmax = DoubleVector.broadcast(D, Double.NEGATIVE_INFINITY);
             for (; i < upper; i += D.length()) vmax = vmax.max(DoubleVector.fromArray(D, x, i));
-            max = vmax.reduceLanes(VectorOperators.MAX);
+            max = vmax.reduceLanes(VectorOperators.MAX); // max is order-independent
         }
         for (; i < n; i++) max = Math.max(max, x[i]);
         double sum = 0;
-        i = 0;
-        if (upper > 0) {
-            DoubleVector vsum = DoubleVector.zero(D);
-            for (; i < upper; i += D.length()) {
-                DoubleVector e = DoubleVector.fromArray(D, x, i).sub(max).lanewise(VectorOperators.EXP);
-                e.intoArray(x, i);
-                vsum = vsum.add(e);
-            }
-            sum = vsum.reduceLanes(VectorOperators.ADD);
-        }
-        for (; i < n; i++) {
+        for (i = 0; i < n; i++) {
             double e = Math.exp(x[i] - max);
             x[i] = e;
             sum += e;
@@ -147,8 +151,8 @@ public final class VectorMath {
                     accA = row.fma(FloatVector.fromArray(F, a, i), accA);
                     accB = row.fma(FloatVector.fromArray(F, b, i), accB);
                 }
-                sa = accA.reduceLanes(VectorOperators.ADD);
-                sb = accB.reduceLanes(VectorOperators.ADD);
+                sa = sumLanes(accA);
+                sb = sumLanes(accB);
             }
             for (; i < d; i++) {
                 sa += rows[off + i] * a[i];

@@ -1,0 +1,29 @@
+package io.fdkvc.engine.tokenizer;
+
+import io.fdkvc.engine.ModelFormatException;
+
+/** Builds the tokenizer a vocabulary asks for. */
+public final class Tokenizers {
+    private Tokenizers() {}
+
+    /**
+     * "llama" → {@link SentencePieceTokenizer}, "gpt2" → {@link ByteLevelBpeTokenizer}.
+     *
+     * @throws ModelFormatException for another or a missing model name, or inconsistent data
+     */
+    public static Tokenizer from(Vocabulary vocabulary) {
+        if (vocabulary == null) {
+            throw new ModelFormatException("no tokenizer data");
+        }
+        String model = vocabulary.model();
+        if (model == null) {
+            throw new ModelFormatException("tokenizer model is missing (tokenizer.ggml.model); supported: llama, gpt2");
+        }
+        return switch (model) {
+            case "llama" -> new SentencePieceTokenizer(vocabulary);
+            case "gpt2" -> new ByteLevelBpeTokenizer(vocabulary);
+            default -> throw new ModelFormatException("unsupported tokenizer model '" + model
+                    + "' (tokenizer.ggml.model); supported: llama (SentencePiece), gpt2 (byte-level BPE)");
+        };
+    }
+}

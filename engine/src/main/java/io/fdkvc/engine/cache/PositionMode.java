@@ -1,0 +1,35 @@
+package io.fdkvc.engine.cache;
+
+import io.fdkvc.core.InputException;
+import java.util.Locale;
+
+/**
+ * Which position the rotary embedding gives a cached entry. Keys are stored before RoPE and
+ * rotated when they are attended to, so the choice is made at attention time and switching it
+ * needs no rewrite of the cache.
+ */
+public enum PositionMode {
+    /**
+     * The entry's true position in the conversation. Faithful to the model while the conversation
+     * stays within its trained context; beyond it the model sees distances it was never trained on.
+     */
+    ORIGINAL,
+    /**
+     * The entry's slot index in its stream (0 .. size-1), as StreamingLLM does: after an eviction
+     * the survivors close ranks, so every distance the model sees is below budget + turn length and
+     * a conversation can run far past the trained context. The default.
+     */
+    CACHE;
+
+    /** Parses "original" or "cache" (the CLI's --positions). */
+    public static PositionMode parse(String s) {
+        if (s != null) {
+            for (PositionMode m : values()) if (m.name().equalsIgnoreCase(s.trim())) return m;
+        }
+        throw new InputException("--positions must be 'original' or 'cache', got '" + s + "'");
+    }
+
+    public String label() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}

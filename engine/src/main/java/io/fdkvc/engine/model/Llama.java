@@ -1,0 +1,397 @@
+package io.fdkvc.engine.model;
+
+import io.fdkvc.core.cache.KvStream;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.ModelFormatException;
+import io.fdkvc.engine.cache.KvCache;
+import io.fdkvc.engine.cache.PositionMode;
+import io.fdkvc.engine.tensor.FloatTensor;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The forward pass of a Llama-family model (llama, qwen2) over a bounded, policy-driven KV cache.
+ *
+ * <p>One call processes a chunk of consecutive tokens as a matrix (batched prefill: each weight
+ * row is read once per chunk), or a single token (decode). Per layer: RMSNorm, the q/k/v
+ * projections (qwen2 adds biases), the tokens' keys and values appended to the layer's streams
+ * together with the turn's query rows (pre-RoPE, see {@link KvCache}), grouped-query attention
+ * over each stream with RoPE applied at attention time and the policy's eq. 9 logit bias added,
+ * the output projection, RMSNorm and the SwiGLU feed-forward, each with its residual. The final
+ * RMSNorm and the classifier run on the chunk's last token only.
+ *
+ * <p>Every buffer is allocated at construction (sized for {@code maxBatch} tokens), except the
+ * attention scratch, which follows the largest stream capacity and therefore grows only when the
+ * unbounded {@code full} cache grows. A token's forward pass allocates nothing. Work is split over
+ * a fixed team of threads ({@link LlamaWorkers}); matrix products split by rows, attention by
+ * (head, token).
+ *
+ * <p>Not thread-safe: one conversation at a time per instance.
+ */
+public final class Llama implements AutoCloseable {
+    private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+
+    private final LlamaConfig c;
+    private final LlamaWeights w;
+    private final int dim, hd, heads, kvHeads, group, qDim, kvDim, hidden, vocab, layers, maxBatch;
+    private final boolean neox;
+    private final float attnScale;
+    private final LlamaRope rope;
+    private final LlamaWorkers workers;
+
+    // activations: row t of a chunk at t * (width)
+    private final float[] x, xb, xb2, q, k, v, hb, hb2, logits, headTmp;
+    // attention scratch: rotated keys of one layer's streams, scores and a rotated query per worker
+    private float[] rotKeys = new float[0];
+    private final float[][] scores;
+    private final float[][] qrot;
+    private int scratchCap;
+    private final int[] keyStart;
+
+    // the phase in progress (fields, so that the phase bodies below are allocated once)
+    private int pLayer, pBatch;
+    private KvCache pCache;
+    private final LlamaWorkers.Body qkvPhase = this::qkvRange;
+    private final LlamaWorkers.Body ropePhase = this::ropeRange;
+    private final LlamaWorkers.Body attentionPhase = this::attentionRange;
+    private final LlamaWorkers.Body outputProjPhase = this::outputProjRange;
+    private final LlamaWorkers.Body ffnUpPhase = this::ffnUpRange;
+    private final LlamaWorkers.Body ffnDownPhase = this::ffnDownRange;
+    private final LlamaWorkers.Body classifierPhase = this::classifierRange;
+
+    private long attentionNanos;
+
+    /**
+     * @param maxBatch most tokens per {@link #forward} call (prefill chunk)
+     * @param threads  threads of the forward pass
+     */
+    public Llama(LlamaConfig config, LlamaWeights weights, int maxBatch, int threads) {
+        this.c = config;
+        this.w = weights;
+        validate(config, weights);
+        if (maxBatch < 1) throw new IllegalArgumentException("maxBatch must be >= 1");
+        dim = c.dim();
+        hd = c.headDim();
+        heads = c.heads();
+        kvHeads = c.kvHeads();
+        group = heads / kvHeads;
+        qDim = heads * hd;
+        kvDim = kvHeads * hd;
+        hidden = c.hiddenDim();
+        vocab = c.vocabSize();
+        layers = c.layers();
+        this.maxBatch = maxBatch;
+        neox = c.ropeNeox();
+        attnScale = (float) (1.0 / Math.sqrt(hd));
+        rope = new LlamaRope(c, Math.max(c.contextLength(), 16));
+        workers = new LlamaWorkers(threads);
+        x = new float[maxBatch * dim];
+        xb = new float[maxBatch * Math.max(dim, qDim)];
+        xb2 = new float[maxBatch * qDim];
+        q = new float[maxBatch * qDim];
+        k = new float[maxBatch * kvDim];
+        v = new float[maxBatch * kvDim];
+        hb = new float[maxBatch * hidden];
+        hb2 = new float[maxBatch * hidden];
+        logits = new float[vocab];
+        headTmp = new float[hd];
+        scores = new float[threads][];
+        qrot = new float[threads][hd];
+        keyStart = new int[kvHeads + 1];
+        for (int i = 0; i < threads; i++) scores[i] = new float[0];
+    }
+
+    /** Checks that every tensor has the shape the config implies; names the first one that does not. */
+    static void validate(LlamaConfig c, LlamaWeights w) {
+        if (c.dim() < 1 || c.layers() < 1 || c.heads() < 1 || c.kvHeads() < 1 || c.headDim() < 1 || c.hiddenDim() < 1
+                || c.vocabSize() < 1) {
+            throw new ModelFormatException("model config has a non-positive size: " + c);
+        }
+        if (c.heads() % c.kvHeads() != 0) {
+            throw new ModelFormatException("model config: " + c.heads() + " heads are not a multiple of " + c.kvHeads() + " KV heads");
+        }
+        if (c.headDim() % 2 != 0) throw new ModelFormatException("model config: odd head dimension " + c.headDim());
+        int qd = c.heads() * c.headDim(), kd = c.kvDim();
+        shape("token embedding", w.tokenEmbedding(), c.vocabSize(), c.dim());
+        shape("output", w.output(), c.vocabSize(), c.dim());
+        length("output norm", w.outputNorm(), c.dim());
+        for (int l = 0; l < c.layers(); l++) {
+            shape("layer " + l + " wq", w.wq()[l], qd, c.dim());
+            shape("layer " + l + " wk", w.wk()[l], kd, c.dim());
+            shape("layer " + l + " wv", w.wv()[l], kd, c.dim());
+            shape("layer " + l + " wo", w.wo()[l], c.dim(), qd);
+            shape("layer " + l + " ffn gate", w.wGate()[l], c.hiddenDim(), c.dim());
+            shape("layer " + l + " ffn up", w.wUp()[l], c.hiddenDim(), c.dim());
+            shape("layer " + l + " ffn down", w.wDown()[l], c.dim(), c.hiddenDim());
+            length("layer " + l + " attention norm", w.attnNorm()[l], c.dim());
+            length("layer " + l + " ffn norm", w.ffnNorm()[l], c.dim());
+            if (w.bq() != null) length("layer " + l + " q bias", w.bq()[l], qd);
+            if (w.bk() != null) length("layer " + l + " k bias", w.bk()[l], kd);
+            if (w.bv() != null) length("layer " + l + " v bias", w.bv()[l], kd);
+        }
+    }
+
+    private static void shape(String what, FloatTensor t, int rows, int cols) {
+        if (t == null) throw new ModelFormatException("model has no " + what + " tensor");
+        if (t.rows() != rows || t.cols() != cols) {
+            throw new ModelFormatException(what + " is " + t.rows() + " x " + t.cols() + ", expected " + rows + " x " + cols);
+        }
+    }
+
+    private static void length(String what, float[] a, int n) {
+        if (a == null) throw new ModelFormatException("model has no " + what);
+        if (a.length != n) throw new ModelFormatException(what + " has " + a.length + " values, expected " + n);
+    }
+
+    public LlamaConfig config() { return c; }
+    public LlamaWeights weights() { return w; }
+    public int maxBatch() { return maxBatch; }
+    public int threads() { return workers.threads(); }
+    /** The logits written by the last {@link #forward} that asked for them. */
+    public float[] logits() { return logits; }
+    /** Time spent in attention (key rotation, scores, softmax, values) since construction. */
+    public long attentionNanos() { return attentionNanos; }
+
+    /** A cache shaped for this model. */
+    public KvCache newCache(PolicySpec spec, int maxTurnTokens, PositionMode positions) {
+        return new KvCache(layers, kvHeads, hd, group, spec, maxTurnTokens, positions);
+    }
+
+    /**
+     * Processes {@code tokens[off .. off+n)} at the cache's next positions, appending them to the
+     * turn in progress; returns the logits of the last token when {@code wantLogits}, else null.
+     * {@code n} must not exceed {@link #maxBatch()} nor the cache's headroom (the caller ends the
+     * turn first).
+     */
+    public float[] forward(KvCache cache, int[] tokens, int off, int n, boolean wantLogits) {
+        if (n < 1 || n > maxBatch) throw new IllegalArgumentException("chunk of " + n + " tokens, limit " + maxBatch);
+        if (n > cache.headroom()) throw new IllegalStateException("chunk of " + n + " tokens, turn headroom " + cache.headroom());
+        if (cache.layers() != layers || cache.kvHeads() != kvHeads || cache.headDim() != hd) {
+            throw new IllegalArgumentException("cache shaped for another model");
+        }
+        for (int t = 0; t < n; t++) {
+            int tok = tokens[off + t];
+            if (tok < 0 || tok >= vocab) throw new IllegalArgumentException("token " + tok + " outside the vocabulary of " + vocab);
+            w.tokenEmbedding().dequantizeRow(tok, x, t * dim);
+        }
+        if (cache.positionMode() == PositionMode.ORIGINAL) rope.ensure(cache.nextPosition() + n);
+        pCache = cache;
+        pBatch = n;
+        for (int l = 0; l < layers; l++) {
+            pLayer = l;
+            // attention block
+            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.attnNorm()[l], dim, c.normEps());
+            parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
+            for (int t = 0; t < n; t++) {
+                if (!neox) {
+                    LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
+                    LlamaRope.deinterleave(k, t * kvDim, kvHeads, hd, headTmp);
+                }
+                cache.append(l, t, k, t * kvDim, v, t * kvDim, q, t * qDim);
+            }
+            long t0 = System.nanoTime();
+            prepareAttention(cache, l);
+            parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
+            parallel(heads * n, attentionPhase, (long) keyStart[kvHeads] * hd * 2 * group * n);
+            attentionNanos += System.nanoTime() - t0;
+            parallel(dim, outputProjPhase, (long) dim * qDim * n);
+            // feed-forward block
+            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.ffnNorm()[l], dim, c.normEps());
+            parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
+            parallel(dim, ffnDownPhase, (long) dim * hidden * n);
+        }
+        cache.advance(n);
+        pCache = null;
+        if (!wantLogits) return null;
+        rmsnorm(xb, 0, x, (n - 1) * dim, w.outputNorm(), dim, c.normEps());
+        parallel(vocab, classifierPhase, (long) vocab * dim);
+        return logits;
+    }
+
+    /**
+     * Below this many multiply-adds a phase runs on the calling thread: waking a second thread
+     * costs microseconds (milliseconds when the machine is oversubscribed), more than such a
+     * phase takes. A model as small as stories260K therefore runs entirely on one thread.
+     */
+    private static final long MIN_PARALLEL_WORK = 1 << 15;
+
+    private void parallel(int n, LlamaWorkers.Body body, long work) {
+        if (work < MIN_PARALLEL_WORK) body.run(0, 0, n);
+        else workers.run(n, body);
+    }
+
+    /** Sizes the scratch for the layer's streams and lays out where each stream's rotated keys go. */
+    private void prepareAttention(KvCache cache, int l) {
+        int cap = 0;
+        keyStart[0] = 0;
+        for (int h = 0; h < kvHeads; h++) {
+            KvStream s = cache.stream(l, h);
+            cap = Math.max(cap, s.size());
+            keyStart[h + 1] = keyStart[h] + s.size();
+        }
+        if (cap > scratchCap) {
+            // grows only with the unbounded cache; doubling keeps that rare
+            int nc = Math.max(cap, scratchCap * 2);
+            rotKeys = new float[kvHeads * nc * hd];
+            for (int i = 0; i < scores.length; i++) scores[i] = new float[nc];
+            scratchCap = nc;
+        }
+        if (cache.positionMode() == PositionMode.CACHE) rope.ensure(cap);
+    }
+
+    // ---- phases -------------------------------------------------------------------------------
+
+    /** q, k, v projections over the concatenated rows [q | k | v], plus qwen2's biases. */
+    private void qkvRange(int worker, int from, int to) {
+        int l = pLayer, n = pBatch;
+        segment(w.wq()[l], w.bq() == null ? null : w.bq()[l], q, qDim, 0, from, to, n);
+        segment(w.wk()[l], w.bk() == null ? null : w.bk()[l], k, kvDim, qDim, from, to, n);
+        segment(w.wv()[l], w.bv() == null ? null : w.bv()[l], v, kvDim, qDim + kvDim, from, to, n);
+    }
+
+    private void segment(FloatTensor m, float[] bias, float[] out, int width, int base, int from, int to, int n) {
+        int a = Math.max(from - base, 0), b = Math.min(to - base, width);
+        if (a >= b) return;
+        m.matmul(a, b, xb, 0, dim, n, out, 0, width);
+        if (bias != null) {
+            for (int t = 0; t < n; t++) {
+                for (int r = a; r < b; r++) out[t * width + r] += bias[r];
+            }
+        }
+    }
+
+    /** Rotates the layer's stored (pre-RoPE) keys to their attention positions, into the scratch. */
+    private void ropeRange(int worker, int from, int to) {
+        boolean original = pCache.positionMode() == PositionMode.ORIGINAL;
+        for (int h = 0; h < kvHeads; h++) {
+            int a = Math.max(from, keyStart[h]), b = Math.min(to, keyStart[h + 1]);
+            if (a >= b) continue;
+            KvStream s = pCache.stream(pLayer, h);
+            float[] keys = s.keys();
+            long[] pos = s.positions();
+            int base = h * scratchCap * hd;
+            for (int g = a; g < b; g++) {
+                int i = g - keyStart[h];
+                rope.rotate(keys, i * hd, rotKeys, base + i * hd, original ? (int) pos[i] : i);
+            }
+        }
+    }
+
+    /** One query row per unit (head-major): scores with the eq. 9 bias, softmax, weighted values. */
+    private void attentionRange(int worker, int from, int to) {
+        int n = pBatch;
+        boolean original = pCache.positionMode() == PositionMode.ORIGINAL;
+        boolean modulated = pCache.modulated();
+        float[] sc = scores[worker], qr = qrot[worker];
+        for (int u = from; u < to; u++) {
+            int h = u / n, t = u % n, kvh = h / group;
+            KvStream s = pCache.stream(pLayer, kvh);
+            // every token of the chunk is already in the stream; token t sees up to itself
+            int count = s.size() - (n - 1 - t);
+            int self = count - 1;
+            rope.rotate(q, t * qDim + h * hd, qr, 0, original ? (int) s.positions()[self] : self);
+            int base = kvh * scratchCap * hd;
+            float max = Float.NEGATIVE_INFINITY;
+            float[] bias = s.logitBias();
+            for (int i = 0; i < count; i++) {
+                float z = dot(qr, rotKeys, base + i * hd, hd) * attnScale;
+                if (modulated) z += bias[i];
+                sc[i] = z;
+                if (z > max) max = z;
+            }
+            float sum = 0;
+            for (int i = 0; i < count; i++) {
+                float e = (float) Math.exp(sc[i] - max);
+                sc[i] = e;
+                sum += e;
+            }
+            float inv = 1f / sum;
+            int o = t * qDim + h * hd;
+            java.util.Arrays.fill(xb2, o, o + hd, 0f);
+            float[] vals = s.values();
+            for (int i = 0; i < count; i++) axpy(sc[i] * inv, vals, i * hd, xb2, o, hd);
+        }
+    }
+
+    /** Output projection and its residual: x += wo . attention. */
+    private void outputProjRange(int worker, int from, int to) {
+        int n = pBatch;
+        w.wo()[pLayer].matmul(from, to, xb2, 0, qDim, n, xb, 0, dim);
+        for (int t = 0; t < n; t++) {
+            for (int r = from; r < to; r++) x[t * dim + r] += xb[t * dim + r];
+        }
+    }
+
+    /** SwiGLU's two up projections for the same rows, then silu(gate) * up in place. */
+    private void ffnUpRange(int worker, int from, int to) {
+        int n = pBatch, l = pLayer;
+        w.wGate()[l].matmul(from, to, xb, 0, dim, n, hb, 0, hidden);
+        w.wUp()[l].matmul(from, to, xb, 0, dim, n, hb2, 0, hidden);
+        for (int t = 0; t < n; t++) {
+            for (int r = from; r < to; r++) {
+                int i = t * hidden + r;
+                float g = hb[i];
+                hb[i] = g * (1f / (1f + (float) Math.exp(-g))) * hb2[i];
+            }
+        }
+    }
+
+    /** Down projection and its residual. */
+    private void ffnDownRange(int worker, int from, int to) {
+        int n = pBatch;
+        w.wDown()[pLayer].matmul(from, to, hb, 0, hidden, n, xb, 0, dim);
+        for (int t = 0; t < n; t++) {
+            for (int r = from; r < to; r++) x[t * dim + r] += xb[t * dim + r];
+        }
+    }
+
+    private void classifierRange(int worker, int from, int to) {
+        w.output().matmul(from, to, xb, 0, dim, 1, logits, 0, vocab);
+    }
+
+    // ---- kernels ------------------------------------------------------------------------------
+
+    /** out = weight * x / rms(x), as llama2.c: 1 / sqrt(mean(x^2) + eps). */
+    static void rmsnorm(float[] out, int oOff, float[] x, int xOff, float[] weight, int n, float eps) {
+        float ss = dot(x, xOff, x, xOff, n);
+        ss = ss / n + eps;
+        ss = 1f / (float) Math.sqrt(ss);
+        for (int i = 0; i < n; i++) out[oOff + i] = weight[i] * (ss * x[xOff + i]);
+    }
+
+    private static float dot(float[] a, float[] b, int bOff, int n) {
+        return dot(a, 0, b, bOff, n);
+    }
+
+    static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        int i = 0;
+        float s = 0;
+        if (n >= S.length()) {
+            FloatVector acc = FloatVector.zero(S);
+            for (int up = S.loopBound(n); i < up; i += S.length()) {
+                acc = FloatVector.fromArray(S, a, aOff + i).fma(FloatVector.fromArray(S, b, bOff + i), acc);
+            }
+            s = acc.reduceLanes(VectorOperators.ADD);
+        }
+        for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
+        return s;
+    }
+
+    private static void axpy(float alpha, float[] xs, int xOff, float[] y, int yOff, int n) {
+        int i = 0;
+        if (n >= S.length()) {
+            FloatVector va = FloatVector.broadcast(S, alpha);
+            for (int up = S.loopBound(n); i < up; i += S.length()) {
+                FloatVector.fromArray(S, xs, xOff + i).fma(va, FloatVector.fromArray(S, y, yOff + i)).intoArray(y, yOff + i);
+            }
+        }
+        for (; i < n; i++) y[yOff + i] += alpha * xs[xOff + i];
+    }
+
+    /** Stops the worker threads. */
+    @Override
+    public void close() {
+        workers.close();
+    }
+}

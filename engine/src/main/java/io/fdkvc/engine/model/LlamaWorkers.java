@@ -1,0 +1,136 @@
+package io.fdkvc.engine.model;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A small fixed team of threads for the forward pass. A token's forward pass is a few hundred
+ * short parallel phases (one per matrix product or attention step, tens of microseconds each),
+ * so the cost of starting a phase matters: here the caller publishes the phase in a volatile
+ * field and the workers, which spin briefly before parking, pick it up without a queue or a
+ * task object. The caller always runs chunk 0 itself. Phase bodies are preallocated by the
+ * model, so dispatching allocates nothing.
+ */
+final class LlamaWorkers implements AutoCloseable {
+    /** A phase body: chunk {@code worker} of the work, the half-open range [from, to). */
+    @FunctionalInterface
+    interface Body {
+        void run(int worker, int from, int to);
+    }
+
+    // spin iterations before a worker parks: about 50-100 microseconds, longer than the gap
+    // between two phases of a token, far shorter than the gap between two user turns
+    private static final int SPINS = 20_000;
+
+    private final int threads;
+    private final Thread[] workers;
+    private final boolean[] parked;
+    private volatile long generation;
+    private volatile boolean closed;
+    private final AtomicInteger remaining = new AtomicInteger();
+    private Body body;
+    private int n;
+    private volatile Throwable failure;
+
+    LlamaWorkers(int threads) {
+        if (threads < 1) throw new IllegalArgumentException("threads must be >= 1");
+        this.threads = threads;
+        this.workers = new Thread[threads - 1];
+        this.parked = new boolean[threads];
+        for (int i = 1; i < threads; i++) {
+            int id = i;
+            Thread t = new Thread(() -> loop(id), "fdkvc-llama-" + i);
+            t.setDaemon(true);
+            workers[i - 1] = t;
+            t.start();
+        }
+    }
+
+    int threads() {
+        return threads;
+    }
+
+    /** Runs {@code body} over [0, n) split into one contiguous chunk per thread; returns when all are done. */
+    void run(int n, Body body) {
+        if (threads == 1 || n <= 1) {
+            body.run(0, 0, n);
+            return;
+        }
+        this.body = body;
+        this.n = n;
+        remaining.set(threads - 1);
+        generation++; // volatile write publishes body and n
+        for (int i = 1; i < threads; i++) {
+            if (readParked(i)) LockSupport.unpark(workers[i - 1]);
+        }
+        Throwable own = null;
+        try {
+            body.run(0, 0, chunkEnd(n, 1));
+        } catch (Throwable t) {
+            own = t;
+        }
+        while (remaining.get() != 0) Thread.onSpinWait();
+        Throwable f = failure;
+        if (own != null) rethrow(own);
+        if (f != null) {
+            failure = null;
+            rethrow(f);
+        }
+    }
+
+    private int chunkEnd(int n, int c) {
+        return (int) ((long) n * c / threads);
+    }
+
+    private void loop(int id) {
+        long seen = 0;
+        while (true) {
+            long g;
+            int spins = 0;
+            while ((g = generation) == seen && !closed) {
+                if (++spins < SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    writeParked(id, true);
+                    if (generation == seen && !closed) LockSupport.park(this);
+                    writeParked(id, false);
+                    spins = 0;
+                }
+            }
+            if (closed) return;
+            seen = g;
+            int from = chunkEnd(n, id), to = chunkEnd(n, id + 1);
+            try {
+                if (from < to) body.run(id, from, to);
+            } catch (Throwable t) {
+                failure = t;
+            }
+            remaining.decrementAndGet();
+        }
+    }
+
+    // the parked flags are read by the dispatcher and written by one worker each; a volatile
+    // array element is not available in Java, so the flags go through a VarHandle
+    private static final java.lang.invoke.VarHandle PARKED =
+            java.lang.invoke.MethodHandles.arrayElementVarHandle(boolean[].class);
+
+    private boolean readParked(int i) {
+        return (boolean) PARKED.getVolatile(parked, i);
+    }
+
+    private void writeParked(int i, boolean v) {
+        PARKED.setVolatile(parked, i, v);
+    }
+
+    private static void rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) throw r;
+        if (t instanceof Error e) throw e;
+        throw new IllegalStateException(t);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (Thread t : workers) LockSupport.unpark(t);
+    }
+}

@@ -19,9 +19,6 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
     final boolean[] special;
     private final SpecialTokens specials;
 
-    /** Decoded bytes by id, and whether the id's text starts with a SentencePiece dummy-prefix space. */
-    byte[][] tokenBytes;
-    boolean[] dummySpace;
 
     BaseTokenizer(Vocabulary v, boolean sentencePiece) {
         String what = sentencePiece ? "SentencePiece (llama)" : "byte-level BPE (gpt2)";
@@ -95,6 +92,12 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
 
     abstract MergeRules rules();
 
+    /** Decoded bytes by id (empty for control tokens). */
+    abstract byte[][] tokenBytes();
+
+    /** By id: whether the token's text starts with a SentencePiece dummy-prefix space. */
+    abstract boolean[] dummySpace();
+
     /**
      * Encodes {@code text[from, to)}, which contains no special token (or is treated as if it
      * contained none), appending to {@code out}. {@code prefix}: a SentencePiece dummy-prefix
@@ -158,7 +161,7 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
 
     @Override
     public TokenDecoder decoder(boolean startOfText) {
-        return new TokenDecoder(tokenBytes, dummySpace, special, startOfText);
+        return new TokenDecoder(tokenBytes(), dummySpace(), special, startOfText);
     }
 
     @Override

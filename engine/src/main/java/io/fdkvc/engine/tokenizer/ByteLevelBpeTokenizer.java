@@ -35,6 +35,8 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
     private final boolean wholeWordsFirst;
     private final int[] byteIds = new int[256];
     private final MergeRules rules;
+    private final byte[][] tokenBytes;
+    private final boolean[] dummySpace;
 
     public ByteLevelBpeTokenizer(Vocabulary v) {
         super(v, false);
@@ -107,6 +109,16 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
     @Override
     MergeRules rules() {
         return rules;
+    }
+
+    @Override
+    byte[][] tokenBytes() {
+        return tokenBytes;
+    }
+
+    @Override
+    boolean[] dummySpace() {
+        return dummySpace;
     }
 
     @Override

@@ -41,6 +41,8 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
     private final LongIntTable charIds;
     private final int[] byteIds = new int[256];
     private final MergeRules rules;
+    private final byte[][] tokenBytes;
+    private final boolean[] dummySpace;
 
     public SentencePieceTokenizer(Vocabulary v) {
         super(v, true);
@@ -101,7 +103,7 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
                 tokenBytes[id] = t.getBytes(StandardCharsets.UTF_8);
             } else {
                 tokenBytes[id] = t.replace((char) spaceSymbol, ' ').getBytes(StandardCharsets.UTF_8);
-                dummySpace[id] = !t.isEmpty() && t.charAt(0) == spaceSymbol;
+                dummySpace[id] = spaceId >= 0 && !t.isEmpty() && t.charAt(0) == spaceSymbol;
             }
         }
     }
@@ -139,6 +141,16 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
     @Override
     MergeRules rules() {
         return rules;
+    }
+
+    @Override
+    byte[][] tokenBytes() {
+        return tokenBytes;
+    }
+
+    @Override
+    boolean[] dummySpace() {
+        return dummySpace;
     }
 
     @Override

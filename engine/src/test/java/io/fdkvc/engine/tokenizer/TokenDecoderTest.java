@@ -134,6 +134,30 @@ class TokenDecoderTest {
         assertThat(sb.toString()).isEqualTo(TOK512.decode(a));
     }
 
+    /** Any byte sequence, streamed as byte tokens, reads as the JDK decodes it at once. */
+    @Property(tries = 500)
+    void bytesStreamedAsTheJdkDecodesThem(@ForAll("rawBytes") List<Integer> bytes) {
+        byte[] raw = new byte[bytes.size()];
+        TokenDecoder d = TOK512.decoder(false);
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < raw.length; i++) {
+            raw[i] = (byte) (int) bytes.get(i);
+            d.next(byteToken(bytes.get(i)), sb);
+        }
+        d.flush(sb);
+        assertThat(sb.toString()).isEqualTo(new String(raw, java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Provide
+    Arbitrary<List<Integer>> rawBytes() {
+        // biased towards the interesting region: leads, continuations, and the Table 3-7 edges
+        Arbitrary<Integer> b = Arbitraries.frequencyOf(
+                Tuple.of(2, Arbitraries.integers().between(0, 0x7F)),
+                Tuple.of(3, Arbitraries.integers().between(0x80, 0xBF)),
+                Tuple.of(3, Arbitraries.of(0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF)));
+        return b.list().ofMaxSize(12);
+    }
+
     @Provide
     Arbitrary<List<Integer>> ids() {
         return Arbitraries.integers().between(0, 511).list().ofMaxSize(30);

@@ -1,0 +1,255 @@
+package io.fdkvc.eval.dialogue;
+
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.Policy;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.eval.report.MetricResult;
+import io.fdkvc.eval.stats.Bootstrap;
+import io.fdkvc.eval.stats.Interval;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.DoubleConsumer;
+
+/**
+ * The FD-KVC questions asked of real dialogues: each utterance is a cache entry whose key is a
+ * real sentence embedding and whose cost is its token count; the policies keep a token budget,
+ * and the annotations of the corpus say whether what they kept was what the next turns needed
+ * (SGD), was on the current topic (SGD, MultiWOZ), or followed a topic shift (TIAGE). See
+ * docs/evaluation-dialogues.md.
+ */
+public final class DialogueEvaluation {
+    /** Policies the paired improvement of fdkvc is measured against. */
+    static final List<String> IMPROVEMENT_BASELINES = List.of("h2o", "h2o-paper");
+    /** Dialogues per simulation task: enough to amortise the task, small enough to balance the cores. */
+    private static final int CHUNK = 16;
+
+    private DialogueEvaluation() {}
+
+    /** One policy as it appears in the results: a label and a validated spec to instantiate per budget. */
+    public record Contender(String label, PolicySpec template) {}
+
+    /**
+     * Runs the evaluation with the real all-MiniLM-L6-v2 embedder, writes the plots into
+     * {@code outDir} and returns the result rows and the markdown section.
+     *
+     * @param progress receives the fraction done, from 0 to 1, on the calling thread
+     * @throws InputException for bad input (file, line, option)
+     */
+    public static DialogueResults run(DialogueOptions options, Path outDir, DoubleConsumer progress) {
+        try (MiniLmEmbedder embedder = new MiniLmEmbedder(options.threads())) {
+            return run(options, outDir, progress, embedder);
+        }
+    }
+
+    /** As {@link #run(DialogueOptions, Path, DoubleConsumer)} with the given embedder. */
+    public static DialogueResults run(DialogueOptions options, Path outDir, DoubleConsumer progress, Embedder embedder) {
+        List<EmbeddedDialogue> dialogues = load(options, embedder, f -> progress.accept(0.6 * f));
+        List<Contender> contenders = new ArrayList<>();
+        for (String p : options.policies()) contenders.add(new Contender(p, options.template(p)));
+        Budget headline = Budget.tokens(headlineBudget(dialogues, options.budgetTokens()));
+        Evaluation ev = evaluate(options.dataset(), dialogues, contenders, headline, options.sweepFractions(),
+                options.temperature(), options.threads(), f -> progress.accept(0.6 + 0.35 * f));
+        List<MetricResult> rows = ev.results(options.seed());
+        String plot = DialogueReport.plotSweep(ev, outDir);
+        String md = DialogueReport.markdown(ev, options, rows, plot, embedder);
+        progress.accept(1.0);
+        return new DialogueResults(rows, md);
+    }
+
+    /**
+     * Reads the corpus, keeps a seeded sample of {@code maxDialogues} (in file order) when asked,
+     * and embeds every utterance through the cache.
+     */
+    public static List<EmbeddedDialogue> load(DialogueOptions options, Embedder embedder, DoubleConsumer progress) {
+        List<Dialogue> all = DialogueReader.read(options.dataset(), options.data());
+        List<Dialogue> chosen = sample(all, options.maxDialogues(), options.seed());
+        EmbeddingCache cache = new EmbeddingCache(options.embeddingCache(), embedder);
+        return embed(chosen, cache, options.data().getFileName().toString(), progress);
+    }
+
+    /** A seeded uniform sample of {@code max} dialogues in file order; all of them when max is 0 or at least their number. */
+    static List<Dialogue> sample(List<Dialogue> all, int max, long seed) {
+        if (max == 0 || max >= all.size()) return all;
+        int[] idx = new int[all.size()];
+        for (int i = 0; i < idx.length; i++) idx[i] = i;
+        SplittableRandom r = new SplittableRandom(seed);
+        for (int i = 0; i < max; i++) { // partial Fisher-Yates: the first max slots are the sample
+            int j = i + r.nextInt(idx.length - i);
+            int t = idx[i];
+            idx[i] = idx[j];
+            idx[j] = t;
+        }
+        int[] pick = Arrays.copyOf(idx, max);
+        Arrays.sort(pick);
+        List<Dialogue> out = new ArrayList<>(max);
+        for (int i : pick) out.add(all.get(i));
+        return out;
+    }
+
+    static List<EmbeddedDialogue> embed(List<Dialogue> dialogues, EmbeddingCache cache, String cacheName, DoubleConsumer progress) {
+        List<String> texts = new ArrayList<>();
+        for (Dialogue d : dialogues) for (Utterance u : d.turns()) texts.add(u.text());
+        EmbeddingCache.Table table = cache.lookup(cacheName, texts, progress);
+        int dim = table.dimension();
+        List<EmbeddedDialogue> out = new ArrayList<>(dialogues.size());
+        int row = 0;
+        for (Dialogue d : dialogues) {
+            int n = d.size();
+            float[] e = Arrays.copyOfRange(table.vectors(), row * dim, (row + n) * dim);
+            int[] tok = Arrays.copyOfRange(table.tokens(), row, row + n);
+            out.add(new EmbeddedDialogue(d, dim, e, tok));
+            row += n;
+        }
+        return out;
+    }
+
+    /** {@code given}, or {@link DialogueOptions#DEFAULT_BUDGET_SHARE} of the median dialogue's tokens, rounded up. */
+    public static int headlineBudget(List<EmbeddedDialogue> dialogues, Integer given) {
+        if (given != null) return given;
+        long[] totals = new long[dialogues.size()];
+        for (int i = 0; i < totals.length; i++) totals[i] = dialogues.get(i).totalTokens();
+        Arrays.sort(totals);
+        int n = totals.length;
+        double median = n % 2 == 1 ? totals[n / 2] : (totals[n / 2 - 1] + totals[n / 2]) / 2.0;
+        return (int) Math.ceil(DialogueOptions.DEFAULT_BUDGET_SHARE * median - 1e-9);
+    }
+
+    /**
+     * Per-dialogue metric values of every contender: {@code headline} yields every metric of the
+     * dataset, each sweep share yields the dataset's headline metric.
+     */
+    public static Evaluation evaluate(Dataset dataset, List<EmbeddedDialogue> dialogues, List<Contender> contenders,
+                                      Budget headline, List<Double> sweep, double temperature, int threads,
+                                      DoubleConsumer progress) {
+        List<Metric> metrics = Metric.of(dataset);
+        List<Budget> budgets = new ArrayList<>();
+        budgets.add(headline);
+        for (double f : sweep) budgets.add(Budget.share(f));
+        int nd = dialogues.size();
+        // values[contender][budget][metric][dialogue]; the sweep budgets fill only metric 0 (the headline).
+        double[][][][] values = new double[contenders.size()][budgets.size()][metrics.size()][nd];
+        for (double[][][] c : values) for (double[][] b : c) for (double[] m : b) Arrays.fill(m, Double.NaN);
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "dialogue-sim");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<?>> tasks = new ArrayList<>();
+            for (int from = 0; from < nd; from += CHUNK) {
+                int a = from, b = Math.min(nd, from + CHUNK);
+                tasks.add(pool.submit(() -> {
+                    for (int i = a; i < b; i++) simulateDialogue(dialogues.get(i), i, contenders, budgets, metrics, temperature, values);
+                }));
+            }
+            for (int k = 0; k < tasks.size(); k++) {
+                await(tasks.get(k));
+                progress.accept((double) (k + 1) / tasks.size());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return new Evaluation(dataset, dialogues, contenders, budgets, metrics, temperature, values);
+    }
+
+    private static void await(Future<?> f) {
+        try {
+            f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) throw re;
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private static void simulateDialogue(EmbeddedDialogue d, int index, List<Contender> contenders, List<Budget> budgets,
+                                         List<Metric> metrics, double temperature, double[][][][] values) {
+        for (int c = 0; c < contenders.size(); c++) {
+            PolicySpec t = contenders.get(c).template();
+            for (int b = 0; b < budgets.size(); b++) {
+                int tokens = budgets.get(b).of(d);
+                boolean[][] cached;
+                try {
+                    Policy policy = new PolicySpec(t.name(), tokens, t.params(), t.kind()).newPolicy();
+                    cached = DialogueSimulator.run(d, policy, temperature);
+                } catch (InputException | IllegalStateException e) {
+                    // e.g. streaming's sinks, never evicted, that cost more than the budget
+                    throw new InputException("policy " + contenders.get(c).label() + " at a budget of " + tokens
+                            + " tokens on dialogue " + d.dialogue().id() + ": " + e.getMessage(), e);
+                }
+                int upTo = b == 0 ? metrics.size() : 1;
+                for (int m = 0; m < upTo; m++) {
+                    values[c][b][m][index] = DialogueMetrics.value(metrics.get(m), d.dialogue(), cached, d.tokens());
+                }
+            }
+        }
+    }
+
+    /** The raw per-dialogue values of one evaluation, and their summary rows. */
+    public record Evaluation(Dataset dataset, List<EmbeddedDialogue> dialogues, List<Contender> contenders,
+                             List<Budget> budgets, List<Metric> metrics, double temperature, double[][][][] values) {
+
+        public int contender(String label) {
+            for (int c = 0; c < contenders.size(); c++) if (contenders.get(c).label().equals(label)) return c;
+            return -1;
+        }
+
+        /** Per-dialogue values of a contender's metric at a budget (index into {@link #budgets()}). */
+        public double[] values(int contender, int budget, Metric m) {
+            int k = metrics.indexOf(m);
+            if (k < 0 || (budget > 0 && k > 0)) throw new IllegalArgumentException(m.id() + " is not computed at budget " + budgets.get(budget).label());
+            return values[contender][budget][k];
+        }
+
+        public Metric headline() {
+            return metrics.get(0);
+        }
+
+        /**
+         * Mean and 95% bootstrap interval of every metric of every contender at the headline
+         * budget, of the headline metric at each sweep share ({@code metric@30%}), and the paired
+         * relative improvement of fdkvc over each of {@link #IMPROVEMENT_BASELINES} on the
+         * headline metric ({@code policy = "fdkvc vs h2o"}, metric {@code NAME_relative_improvement}).
+         */
+        public List<MetricResult> results(long seed) {
+            String scenario = dataset.id();
+            List<MetricResult> rows = new ArrayList<>();
+            for (int c = 0; c < contenders.size(); c++) {
+                String label = contenders.get(c).label();
+                for (Metric m : metrics) rows.add(row(scenario, label, m.id(), Bootstrap.mean(values(c, 0, m), seed)));
+                for (int b = 1; b < budgets.size(); b++) {
+                    String name = headline().id() + "@" + Budget.percent(budgets.get(b).share());
+                    rows.add(row(scenario, label, name, Bootstrap.mean(values(c, b, headline()), seed)));
+                }
+            }
+            int fd = contender("fdkvc");
+            if (fd >= 0) {
+                for (String base : IMPROVEMENT_BASELINES) {
+                    int o = contender(base);
+                    if (o < 0) continue;
+                    Interval iv = Bootstrap.relativeImprovement(values(fd, 0, headline()), values(o, 0, headline()), seed);
+                    rows.add(row(scenario, "fdkvc vs " + base, headline().id() + "_relative_improvement", iv));
+                }
+            }
+            return rows;
+        }
+
+        private static MetricResult row(String scenario, String policy, String metric, Interval iv) {
+            return new MetricResult(scenario, policy, metric, iv.mean(), iv.low(), iv.high(), iv.n());
+        }
+    }
+
+    static String fmt(double x) {
+        return Double.isNaN(x) ? "n/a" : String.format(Locale.ROOT, "%.3f", x);
+    }
+}

@@ -1,0 +1,143 @@
+package io.fdkvc.eval.dialogue;
+
+import io.fdkvc.core.InputException;
+import io.fdkvc.eval.report.MetricResult;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/** The plot and the markdown section of a dialogue evaluation. */
+final class DialogueReport {
+    private DialogueReport() {}
+
+    /** Writes {@code dialogue-DATASET-sweep.png} into {@code outDir}; returns its file name. */
+    static String plotSweep(DialogueEvaluation.Evaluation ev, Path outDir) {
+        if (System.getProperty("java.awt.headless") == null) System.setProperty("java.awt.headless", "true");
+        int nb = ev.budgets().size() - 1;
+        double[] x = new double[nb];
+        for (int b = 0; b < nb; b++) x[b] = 100 * ev.budgets().get(b + 1).share();
+        XYChart chart = new XYChartBuilder().width(900).height(560)
+                .title(ev.dataset().id() + ": " + ev.headline().id() + " against budget")
+                .xAxisTitle("budget (% of each dialogue's tokens)").yAxisTitle(ev.headline().id()).build();
+        chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.OutsideE);
+        chart.getStyler().setMarkerSize(6);
+        for (int c = 0; c < ev.contenders().size(); c++) {
+            double[] y = new double[nb];
+            for (int b = 0; b < nb; b++) y[b] = mean(ev.values(c, b + 1, ev.headline()));
+            chart.addSeries(ev.contenders().get(c).label(), x, y).setMarker(SeriesMarkers.CIRCLE);
+        }
+        String name = "dialogue-" + ev.dataset().id() + "-sweep.png";
+        try {
+            Files.createDirectories(outDir);
+            try (OutputStream out = Files.newOutputStream(outDir.resolve(name))) {
+                BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
+            }
+        } catch (IOException e) {
+            throw new InputException("--out: cannot write " + outDir.resolve(name) + ": " + e.getMessage(), e);
+        }
+        return name;
+    }
+
+    private static double mean(double[] v) {
+        double s = 0;
+        int n = 0;
+        for (double x : v) {
+            if (Double.isNaN(x)) continue;
+            s += x;
+            n++;
+        }
+        return n == 0 ? Double.NaN : s / n;
+    }
+
+    static String markdown(DialogueEvaluation.Evaluation ev, DialogueOptions o, List<MetricResult> rows, String plot, Embedder embedder) {
+        StringBuilder md = new StringBuilder();
+        List<EmbeddedDialogue> ds = ev.dialogues();
+        long utterances = 0;
+        long[] totals = new long[ds.size()];
+        for (int i = 0; i < ds.size(); i++) {
+            utterances += ds.get(i).size();
+            totals[i] = ds.get(i).totalTokens();
+        }
+        Arrays.sort(totals);
+        Budget headline = ev.budgets().get(0);
+        md.append("## Real dialogues: ").append(ev.dataset().id()).append("\n\n");
+        md.append(String.format(Locale.ROOT,
+                "Data: `%s`, %d dialogues%s, %d utterances, median %d tokens per dialogue. Each utterance is one cache "
+                        + "entry: key = value = its `%s` embedding (%d dimensions, unit norm), cost = its WordPiece token "
+                        + "count, position = its turn. Each turn's query is its own utterance; attention logits = cosine / %s. "
+                        + "Metrics are read when a turn arrives, before its update.\n\n",
+                o.data().getFileName(), ds.size(), o.maxDialogues() > 0 ? " (seeded sample, seed " + o.seed() + ")" : "",
+                utterances, totals[totals.length / 2], embedder.modelName(), embedder.dimension(), trim(ev.temperature())));
+        md.append(String.format(Locale.ROOT,
+                "Budget: %s for every dialogue%s. Mean over dialogues with its 95%% percentile-bootstrap interval "
+                        + "(%d resamples, seed %d); n = dialogues where the metric is defined.\n\n",
+                headline.label(), o.budgetTokens() == null
+                        ? String.format(Locale.ROOT, " (%s of the median dialogue)", Budget.percent(DialogueOptions.DEFAULT_BUDGET_SHARE)) : "",
+                io.fdkvc.eval.stats.Bootstrap.RESAMPLES, o.seed()));
+        if (!o.params().isEmpty()) md.append("Parameters: `").append(o.params()).append("`.\n\n");
+
+        md.append("| policy |");
+        for (Metric m : ev.metrics()) md.append(' ').append(m.id()).append(" |");
+        md.append("\n|---|");
+        for (int k = 0; k < ev.metrics().size(); k++) md.append("---|");
+        md.append('\n');
+        for (DialogueEvaluation.Contender c : ev.contenders()) {
+            md.append("| ").append(c.label()).append(" |");
+            for (Metric m : ev.metrics()) md.append(' ').append(cell(find(rows, c.label(), m.id()))).append(" |");
+            md.append('\n');
+        }
+        md.append('\n');
+
+        String rel = ev.headline().id() + "_relative_improvement";
+        boolean any = false;
+        for (MetricResult r : rows) {
+            if (!r.metric().equals(rel)) continue;
+            if (!any) md.append("Paired relative improvement on ").append(ev.headline().id()).append(" (mean ratio - 1, same dialogues resampled for both):\n\n");
+            any = true;
+            md.append(String.format(Locale.ROOT, "- %s: %+.1f%% [%+.1f%%, %+.1f%%], n = %d\n", r.policy(),
+                    100 * r.mean(), 100 * r.ciLow(), 100 * r.ciHigh(), r.n()));
+        }
+        if (any) md.append('\n');
+
+        if (ev.budgets().size() > 1) {
+            md.append("### Budget sweep: ").append(ev.headline().id()).append(" at a share of each dialogue's tokens\n\n| policy |");
+            for (int b = 1; b < ev.budgets().size(); b++) md.append(' ').append(ev.budgets().get(b).label()).append(" |");
+            md.append("\n|---|");
+            for (int b = 1; b < ev.budgets().size(); b++) md.append("---|");
+            md.append('\n');
+            for (DialogueEvaluation.Contender c : ev.contenders()) {
+                md.append("| ").append(c.label()).append(" |");
+                for (int b = 1; b < ev.budgets().size(); b++) {
+                    String name = ev.headline().id() + "@" + Budget.percent(ev.budgets().get(b).share());
+                    md.append(' ').append(cell(find(rows, c.label(), name))).append(" |");
+                }
+                md.append('\n');
+            }
+            md.append('\n');
+            if (plot != null) md.append("![").append(ev.headline().id()).append(" against budget](").append(plot).append(")\n\n");
+        }
+        return md.toString();
+    }
+
+    private static MetricResult find(List<MetricResult> rows, String policy, String metric) {
+        for (MetricResult r : rows) if (r.policy().equals(policy) && r.metric().equals(metric)) return r;
+        throw new IllegalStateException("no row " + policy + " / " + metric);
+    }
+
+    private static String cell(MetricResult r) {
+        if (r.n() == 0) return "n/a (n = 0)";
+        return String.format(Locale.ROOT, "%.3f [%.3f, %.3f] n=%d", r.mean(), r.ciLow(), r.ciHigh(), r.n());
+    }
+
+    private static String trim(double x) {
+        return x == Math.rint(x) ? String.valueOf((long) x) : String.valueOf(x);
+    }
+}

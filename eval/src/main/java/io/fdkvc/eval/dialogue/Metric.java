@@ -1,0 +1,39 @@
+package io.fdkvc.eval.dialogue;
+
+import java.util.List;
+
+/** The dialogue metrics, by the name they carry in the result rows. All are "higher is better". */
+public enum Metric {
+    /** SGD: of the earlier turns a turn needs, the share still cached when the turn arrives. */
+    NEEDED_CONTEXT_RECALL("needed_context_recall"),
+    /** The same over references six or more turns back. */
+    NEEDED_CONTEXT_RECALL_FAR("needed_context_recall_far"),
+    /** The same over the turns of a segment that returns to a service the dialogue left earlier. */
+    NEEDED_CONTEXT_RECALL_RETURN("needed_context_recall_return"),
+    /** SGD, MultiWOZ: share of the cached tokens on the current turn's service or domain. */
+    CURRENT_TOPIC_PRECISION("current_topic_precision"),
+    /** SGD, MultiWOZ: distinct services/domains cached over those seen so far. */
+    TOPIC_DIVERSITY("topic_diversity"),
+    /** TIAGE: share of the cached tokens said at or after the last shift, three turns after it. */
+    POST_SHIFT_SHARE("post_shift_share");
+
+    private final String id;
+
+    Metric(String id) {
+        this.id = id;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    /** The metrics a dataset's annotations support, headline first. */
+    public static List<Metric> of(Dataset d) {
+        return switch (d) {
+            case SGD -> List.of(NEEDED_CONTEXT_RECALL, NEEDED_CONTEXT_RECALL_FAR, NEEDED_CONTEXT_RECALL_RETURN,
+                    CURRENT_TOPIC_PRECISION, TOPIC_DIVERSITY);
+            case MULTIWOZ -> List.of(CURRENT_TOPIC_PRECISION, TOPIC_DIVERSITY);
+            case TIAGE -> List.of(POST_SHIFT_SHARE);
+        };
+    }
+}

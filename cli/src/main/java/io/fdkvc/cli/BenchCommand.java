@@ -1,14 +1,147 @@
 package io.fdkvc.cli;
 
+import io.fdkvc.cli.engine.EngineOptions;
+import io.fdkvc.cli.engine.ModelFiles;
+import io.fdkvc.cli.engine.SyntheticModels;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicyRegistry;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.model.LlamaConfig;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.sampling.Sampler;
+import io.fdkvc.engine.session.Session;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until the bench command lands; refuses to run rather than pretend. */
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "(not built yet)")
+/**
+ * Prefill and decode speed, policy cost and KV memory of a model, without and with a budget.
+ *
+ * <p>Each configuration runs a conversation of {@code --turns} turns; a turn prefills
+ * {@code --prompt-tokens} random tokens, decodes {@code --gen-tokens} greedy tokens (no stop
+ * token), then runs the policy. The first {@code --warmup} turns let the JIT compile and are not
+ * reported; the others are averaged. The policy's cost is reported as its share of the turn's
+ * forward-pass time.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Measure prefill and decode tokens/s, policy update cost and KV memory, with 'full' and with a budget.",
+                "With --policy full (the default) the budgeted run uses fdkvc at --budget."})
 public final class BenchCommand implements Callable<Integer> {
+    static final class Source {
+        @Option(names = "--model", paramLabel = "FILE", description = "model file: .gguf or llama2.c .bin")
+        Path model;
+
+        @Option(names = "--synthetic", paramLabel = "NAME",
+                description = "a random-weight model of a known shape instead of a file: smollm2-135m-q8, smollm2-135m-f32")
+        String synthetic;
+    }
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Source source;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
+    Path tokenizer;
+
+    @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "64", description = "prompt tokens per turn; default: ${DEFAULT-VALUE}")
+    int promptTokens;
+
+    @Option(names = "--gen-tokens", paramLabel = "N", defaultValue = "64", description = "generated tokens per turn; default: ${DEFAULT-VALUE}")
+    int genTokens;
+
+    @Option(names = "--turns", paramLabel = "N", defaultValue = "6", description = "turns per configuration; default: ${DEFAULT-VALUE}")
+    int turns;
+
+    @Option(names = "--warmup", paramLabel = "N", defaultValue = "2", description = "leading turns not reported; default: ${DEFAULT-VALUE}")
+    int warmup;
+
+    @Mixin
+    PolicyOptions policy;
+
+    @Mixin
+    EngineOptions engine;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
-        throw new InputException("'bench' is not built yet");
+        if (promptTokens < 1) throw new InputException("--prompt-tokens must be >= 1, got " + promptTokens);
+        if (genTokens < 1) throw new InputException("--gen-tokens must be >= 1, got " + genTokens);
+        if (warmup < 0) throw new InputException("--warmup must be >= 0, got " + warmup);
+        if (turns <= warmup) throw new InputException("--turns must exceed --warmup (" + warmup + "), got " + turns);
+        PolicySpec budgeted = policy.spec();
+        if (budgeted.name().equals("full")) budgeted = PolicyRegistry.spec("fdkvc", policy.budget);
+        List<PolicySpec> specs = List.of(PolicyRegistry.spec("full", policy.budget), budgeted);
+        PrintWriter out = spec.commandLine().getOut();
+        String name;
+        LoadedModel m;
+        if (source.synthetic != null) {
+            SyntheticModels.Shape shape = SyntheticModels.shape(source.synthetic);
+            name = "synthetic " + shape.label();
+            m = SyntheticModels.load(shape);
+        } else {
+            name = source.model.getFileName().toString();
+            m = ModelFiles.load(source.model, tokenizer);
+        }
+        try (m; Llama llama = engine.newModel(m)) {
+            LlamaConfig c = m.config();
+            out.println(String.format(Locale.ROOT,
+                    "model %s: %s, %d layers, dim %d, %d heads / %d KV heads, hidden %d, vocab %d, weights %s",
+                    name, c.architecture(), c.layers(), c.dim(), c.heads(), c.kvHeads(), c.hiddenDim(), c.vocabSize(),
+                    m.weights().wq()[0].type()));
+            out.println(String.format(Locale.ROOT,
+                    "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported",
+                    llama.threads(), engine.batch, engine.positionMode().label(), engine.maxTurnTokens, turns, promptTokens,
+                    genTokens, warmup));
+            out.println(String.format(Locale.ROOT, "%-28s %14s %13s %15s %15s %15s %10s",
+                    "policy", "prefill tok/s", "decode tok/s", "update ms/turn", "update/compute", "entries/stream", "KV MiB"));
+            for (PolicySpec ps : specs) {
+                Row r = run(llama, ps);
+                out.println(String.format(Locale.ROOT, "%-28s %14.1f %13.1f %15.3f %14.3f%% %15d %10.2f",
+                        ps.toString().length() > 28 ? ps.name() + "(" + ps.budget() + ")" : ps.toString(),
+                        r.prefill, r.decode, r.updateMs, 100 * r.updateShare, r.entries, r.kvBytes / 1048576.0));
+                out.flush();
+            }
+        }
+        return 0;
+    }
+
+    private record Row(double prefill, double decode, double updateMs, double updateShare, int entries, long kvBytes) {}
+
+    private Row run(Llama llama, PolicySpec ps) {
+        Session s = new Session(llama, engine.newCache(llama, ps));
+        int vocab = llama.config().vocabSize();
+        Sampler greedy = Sampler.greedy(vocab);
+        SplittableRandom rnd = new SplittableRandom(1234);
+        int[] prompt = new int[promptTokens];
+        List<double[]> reported = new ArrayList<>();
+        Session.TurnStats last = null;
+        for (int t = 0; t < turns; t++) {
+            for (int i = 0; i < promptTokens; i++) prompt[i] = rnd.nextInt(vocab);
+            long t0 = System.nanoTime();
+            s.feed(prompt, 0, promptTokens);
+            long t1 = System.nanoTime(), p0 = s.position();
+            s.generate(greedy, genTokens, id -> false, id -> { });
+            long t2 = System.nanoTime(), steps = s.position() - p0;
+            last = s.endTurn();
+            if (t >= warmup) {
+                reported.add(new double[] {promptTokens / ((t1 - t0) / 1e9), steps / ((t2 - t1) / 1e9),
+                        last.updateNanos() / 1e6, (double) last.updateNanos() / last.computeNanos()});
+            }
+        }
+        double[] mean = new double[4];
+        for (double[] r : reported) for (int i = 0; i < 4; i++) mean[i] += r[i] / reported.size();
+        return new Row(mean[0], mean[1], mean[2], mean[3], last.cacheEntries(), last.kvBytes());
     }
 }

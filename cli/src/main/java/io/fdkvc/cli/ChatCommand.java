@@ -1,14 +1,193 @@
 package io.fdkvc.cli;
 
+import io.fdkvc.cli.engine.EngineOptions;
+import io.fdkvc.cli.engine.ModelFiles;
+import io.fdkvc.cli.engine.ReplyText;
+import io.fdkvc.cli.engine.SamplingOptions;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.sampling.Sampler;
+import io.fdkvc.engine.session.Session;
+import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
-/** Placeholder until the chat command lands; refuses to run rather than pretend. */
-@Command(name = "chat", mixinStandardHelpOptions = true, description = "(not built yet)")
+/**
+ * A multi-turn chat over a bounded cache: each line of standard input is a user turn, each reply
+ * goes to standard output. The context is built incrementally with the model's chat template and
+ * never re-encoded; the cache policy runs once after each reply (user message + reply = one
+ * turn), so memory stays at budget + one turn however long the conversation gets.
+ */
+@Command(name = "chat", mixinStandardHelpOptions = true,
+        description = {"Chat with a model: user turns line by line from stdin, replies on stdout.",
+                "The cache policy runs after every reply; --stats-json FILE gets one JSON line per turn."})
 public final class ChatCommand implements Callable<Integer> {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    @Option(names = "--model", paramLabel = "FILE", required = true, description = "model file: .gguf or llama2.c .bin")
+    Path model;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
+    Path tokenizer;
+
+    @Option(names = "--template", paramLabel = "NAME",
+            description = "chat format: chatml, llama3, llama2 or plain; default: detected from the model")
+    String template;
+
+    @Option(names = "--system", paramLabel = "TEXT", description = "system prompt; default: none")
+    String system;
+
+    @Option(names = "--max-tokens", paramLabel = "N", defaultValue = "256",
+            description = "most tokens per reply; default: ${DEFAULT-VALUE}")
+    int maxTokens;
+
+    @Option(names = "--stats-json", paramLabel = "FILE",
+            description = "append one JSON object per turn: turn, promptTokens, generatedTokens, cacheEntries "
+                    + "(largest stream after the update), evicted, kvBytes, ms, updateMs")
+    Path statsJson;
+
+    @Mixin
+    SamplingOptions sampling;
+
+    @Mixin
+    PolicyOptions policy;
+
+    @Mixin
+    EngineOptions engine;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
-    public Integer call() {
-        throw new InputException("'chat' is not built yet");
+    public Integer call() throws IOException {
+        if (maxTokens < 1) throw new InputException("--max-tokens must be >= 1, got " + maxTokens);
+        PolicySpec ps = policy.spec();
+        ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
+        PrintWriter out = spec.commandLine().getOut();
+        BufferedWriter stats = openStats();
+        try (LoadedModel m = ModelFiles.load(model, tokenizer);
+             Llama llama = engine.newModel(m)) {
+            Tokenizer tok = Tokenizers.from(m.vocabulary());
+            ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, m.vocabulary());
+            int[] stopIds = tpl.stopTokens(tok);
+            Sampler sampler = sampling.newSampler(m.config().vocabSize());
+            Session session = new Session(llama, engine.newCache(llama, ps));
+            boolean interactive = System.console() != null && System.console().isTerminal();
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            while (true) {
+                if (interactive) {
+                    out.print("> ");
+                    out.flush();
+                }
+                String line = in.readLine();
+                if (line == null) break;
+                if (line.isBlank()) continue;
+                long t0 = System.nanoTime();
+                boolean first = session.turns() == 0;
+                int[] prompt = promptTokens(tok, tpl, first, line);
+                session.feed(prompt, 0, prompt.length);
+                int generated = reply(session, sampler, tok, tpl, stopIds, out);
+                Session.TurnStats st = session.endTurn();
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                if (stats != null) writeStats(stats, st, prompt.length, generated, ms);
+            }
+        } finally {
+            if (stats != null) stats.close();
+        }
+        return 0;
+    }
+
+    private BufferedWriter openStats() {
+        if (statsJson == null) return null;
+        try {
+            return Files.newBufferedWriter(statsJson, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new InputException("--stats-json " + statsJson + ": cannot write: " + e.getMessage());
+        }
+    }
+
+    private int[] promptTokens(Tokenizer tok, ChatTemplate tpl, boolean first, String line) {
+        if (!first) return tok.encodeWithSpecials(tpl.nextTurn(line), false);
+        int[] text = tok.encodeWithSpecials(tpl.firstTurn(system, line), true);
+        if (!tpl.addBos() || tok.bos() < 0) return text;
+        int[] t = new int[text.length + 1];
+        t[0] = tok.bos();
+        System.arraycopy(text, 0, t, 1, text.length);
+        return t;
+    }
+
+    /**
+     * Samples the reply after the prompt, printing it as it grows. A stop token ends it without
+     * entering the context (the next turn's text closes the reply); the token that reaches the
+     * limit or completes a stop string enters the cache without logits.
+     */
+    private int reply(Session session, Sampler sampler, Tokenizer tok, ChatTemplate tpl, int[] stopIds, PrintWriter out) {
+        ReplyText text = new ReplyText(tok.decoder(false), tpl.stopStrings());
+        float[] logits = session.logits();
+        int n = 0;
+        // the generation prompt ends without the reply's leading space ("Assistant:"): drop the
+        // space the reply's first word carries so that the printed reply starts with the word
+        boolean atStart = true;
+        while (n < maxTokens) {
+            int next = sampler.sample(logits);
+            if (contains(stopIds, next)) break;
+            n++;
+            String piece = text.add(next);
+            if (atStart && !piece.isEmpty()) {
+                piece = piece.stripLeading();
+                atStart = piece.isEmpty();
+            }
+            out.print(piece);
+            out.flush();
+            if (text.stopped() || n == maxTokens) {
+                session.append(next);
+                break;
+            }
+            logits = session.feed(next);
+        }
+        String rest = text.finish();
+        if (atStart) rest = rest.stripLeading();
+        out.println(rest);
+        out.flush();
+        return n;
+    }
+
+    private static boolean contains(int[] a, int v) {
+        for (int x : a) if (x == v) return true;
+        return false;
+    }
+
+    private static void writeStats(BufferedWriter w, Session.TurnStats st, int promptTokens, int generated, long ms)
+            throws IOException {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("turn", st.turn());
+        o.put("promptTokens", promptTokens);
+        o.put("generatedTokens", generated);
+        o.put("cacheEntries", st.cacheEntries());
+        o.put("evicted", st.evicted());
+        o.put("kvBytes", st.kvBytes());
+        o.put("ms", ms);
+        o.put("updateMs", st.updateNanos() / 1e6);
+        w.write(JSON.writeValueAsString(o));
+        w.newLine();
+        w.flush();
     }
 }

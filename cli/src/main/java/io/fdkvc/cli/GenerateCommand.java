@@ -1,14 +1,107 @@
 package io.fdkvc.cli;
 
+import io.fdkvc.cli.engine.EngineOptions;
+import io.fdkvc.cli.engine.ModelFiles;
+import io.fdkvc.cli.engine.SamplingOptions;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.cache.KvCache;
+import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.sampling.Sampler;
+import io.fdkvc.engine.session.Session;
+import io.fdkvc.engine.tokenizer.TokenDecoder;
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Placeholder until the generate command lands; refuses to run rather than pretend. */
-@Command(name = "generate", mixinStandardHelpOptions = true, description = "(not built yet)")
+/**
+ * Generates text from a prompt, as llama2.c's run.c does: BOS, the prompt, then sampled tokens
+ * until EOS (or BOS, with which a llama2.c story model starts the next story) or the token limit.
+ * Prints the prompt and the continuation on stdout as they come, statistics on stderr.
+ */
+@Command(name = "generate", mixinStandardHelpOptions = true,
+        description = {"Generate text from a prompt with a model (GGUF, or llama2.c checkpoint plus --tokenizer).",
+                "Prints the prompt followed by the generated text on stdout; statistics on stderr."})
 public final class GenerateCommand implements Callable<Integer> {
+    @Option(names = "--model", paramLabel = "FILE", required = true, description = "model file: .gguf or llama2.c .bin")
+    Path model;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
+    Path tokenizer;
+
+    @Option(names = "--prompt", paramLabel = "TEXT", defaultValue = "", description = "the prompt; default: none")
+    String prompt;
+
+    @Option(names = "--max-tokens", paramLabel = "N", defaultValue = "256",
+            description = "most tokens to generate; default: ${DEFAULT-VALUE}")
+    int maxTokens;
+
+    @Mixin
+    SamplingOptions sampling;
+
+    @Mixin
+    PolicyOptions policy;
+
+    @Mixin
+    EngineOptions engine;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
-        throw new InputException("'generate' is not built yet");
+        if (maxTokens < 0) throw new InputException("--max-tokens must be >= 0, got " + maxTokens);
+        PolicySpec ps = policy.spec();
+        PrintWriter out = spec.commandLine().getOut(), err = spec.commandLine().getErr();
+        try (LoadedModel m = ModelFiles.load(model, tokenizer)) {
+            Tokenizer tok = Tokenizers.from(m.vocabulary());
+            Sampler sampler = sampling.newSampler(m.config().vocabSize());
+            int[] text = tok.encode(prompt);
+            int bos = tok.bos(), eos = tok.eos();
+            int[] tokens = new int[text.length + (bos >= 0 ? 1 : 0)];
+            if (bos >= 0) tokens[0] = bos;
+            System.arraycopy(text, 0, tokens, tokens.length - text.length, text.length);
+            if (tokens.length == 0) throw new InputException("--prompt is empty and the model has no BOS token to start from");
+            try (Llama llama = engine.newModel(m)) {
+                KvCache cache = engine.newCache(llama, ps);
+                Session session = new Session(llama, cache);
+                TokenDecoder dec = tok.decoder(true);
+                StringBuilder sb = new StringBuilder();
+                for (int t : tokens) dec.next(t, sb);
+                out.print(sb);
+                out.flush();
+                long t0 = System.nanoTime();
+                session.feed(tokens, 0, tokens.length);
+                long t1 = System.nanoTime(), fed = session.position();
+                int produced = session.generate(sampler, maxTokens, id -> id == eos || id == bos, id -> {
+                    sb.setLength(0);
+                    dec.next(id, sb);
+                    out.print(sb);
+                    out.flush();
+                });
+                long t2 = System.nanoTime(), decoded = session.position() - fed;
+                out.println(dec.flush());
+                out.flush();
+                Session.TurnStats st = session.endTurn();
+                double prefill = (t1 - t0) / 1e9, decode = (t2 - t1) / 1e9;
+                err.println(String.format(Locale.ROOT,
+                        "generate: %d prompt tokens in %.3f s (%.1f tok/s), %d generated, %d decode steps in %.3f s (%.1f tok/s), "
+                                + "%s, %s positions, max %d entries per stream, KV %.1f KiB, %d threads, seed %d",
+                        tokens.length, prefill, tokens.length / prefill, produced, decoded, decode,
+                        decoded > 0 ? decoded / decode : 0.0, ps, engine.positionMode().label(),
+                        st.cacheEntries(), st.kvBytes() / 1024.0, llama.threads(), sampling.seed()));
+                err.flush();
+            }
+        }
+        return 0;
     }
 }

@@ -49,6 +49,15 @@ public final class Session {
      * logits after the last one (the model's array: valid until the next call).
      */
     public float[] feed(int[] tokens, int off, int len) {
+        return feed(tokens, off, len, true);
+    }
+
+    /**
+     * As {@link #feed(int[], int, int)}; without {@code wantLogits} the classifier is skipped
+     * (the tokens only enter the cache, e.g. a reply's last token before the turn ends) and null
+     * is returned.
+     */
+    public float[] feed(int[] tokens, int off, int len, boolean wantLogits) {
         if (len < 1) throw new IllegalArgumentException("nothing to feed");
         int done = 0;
         float[] logits = null;
@@ -56,7 +65,7 @@ public final class Session {
             if (cache.headroom() == 0) chunkUpdate();
             int n = Math.min(len - done, Math.min(model.maxBatch(), cache.headroom()));
             long t0 = System.nanoTime();
-            logits = model.forward(cache, tokens, off + done, n, done + n == len);
+            logits = model.forward(cache, tokens, off + done, n, wantLogits && done + n == len);
             turnComputeNanos += System.nanoTime() - t0;
             done += n;
         }
@@ -67,7 +76,13 @@ public final class Session {
 
     public float[] feed(int token) {
         one[0] = token;
-        return feed(one, 0, 1);
+        return feed(one, 0, 1, true);
+    }
+
+    /** Puts one token into the cache without computing its logits. */
+    public void append(int token) {
+        one[0] = token;
+        feed(one, 0, 1, false);
     }
 
     /** The logits after the last token fed. */

@@ -1,0 +1,55 @@
+package io.fdkvc.cli.engine;
+
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.cache.KvCache;
+import io.fdkvc.engine.cache.PositionMode;
+import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.tensor.Parallel;
+import picocli.CommandLine.Option;
+
+/** How the engine runs a model: threads, prefill chunk, turn chunking and RoPE positions. */
+public final class EngineOptions {
+    @Option(names = "--max-turn-tokens", paramLabel = "N", defaultValue = "512",
+            description = "tokens a turn may add before the policy runs; a longer turn is processed in chunks of N, "
+                    + "each counted as a turn (cache memory: budget + N entries per stream); default: ${DEFAULT-VALUE}")
+    public int maxTurnTokens;
+
+    @Option(names = "--positions", paramLabel = "MODE", defaultValue = "cache",
+            description = "RoPE position of a cached entry: 'cache' (its slot in the bounded stream: conversations "
+                    + "can run past the trained context) or 'original' (its true position); default: ${DEFAULT-VALUE}")
+    public String positions;
+
+    @Option(names = "--threads", paramLabel = "N",
+            description = "threads of the forward pass and the policy updates; default: all cores")
+    public Integer threads;
+
+    @Option(names = "--batch", paramLabel = "N", defaultValue = "64",
+            description = "prefill chunk: prompt tokens processed together as a matrix; default: ${DEFAULT-VALUE}")
+    public int batch;
+
+    public int threads() {
+        int t = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+        if (t < 1) throw new InputException("--threads must be >= 1, got " + t);
+        return t;
+    }
+
+    public PositionMode positionMode() {
+        return PositionMode.parse(positions);
+    }
+
+    /** Validates the options, sets the shared pool's threads and builds the forward pass. */
+    public Llama newModel(LoadedModel m) {
+        if (batch < 1) throw new InputException("--batch must be >= 1, got " + batch);
+        if (maxTurnTokens < 1) throw new InputException("--max-turn-tokens must be >= 1, got " + maxTurnTokens);
+        positionMode();
+        int t = threads();
+        Parallel.setThreads(t);
+        return new Llama(m.config(), m.weights(), batch, t);
+    }
+
+    public KvCache newCache(Llama llama, PolicySpec spec) {
+        return llama.newCache(spec, maxTurnTokens, positionMode());
+    }
+}

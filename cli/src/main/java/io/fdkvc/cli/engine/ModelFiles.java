@@ -1,0 +1,46 @@
+package io.fdkvc.cli.engine;
+
+import io.fdkvc.engine.ModelFormatException;
+import io.fdkvc.engine.model.Llama2cLoader;
+import io.fdkvc.engine.model.LoadedModel;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+
+/** Opens a model file of either format the engine reads. */
+public final class ModelFiles {
+    private ModelFiles() {}
+
+    /**
+     * A GGUF file (by its magic "GGUF", whatever the extension) carries its tokenizer; anything
+     * else is read as a llama2.c checkpoint, which needs {@code tokenizer}.
+     */
+    public static LoadedModel load(Path model, Path tokenizer) {
+        if (model == null) throw new ModelFormatException("--model is required");
+        if (Files.isDirectory(model)) throw new ModelFormatException(model + ": is a directory, not a model file");
+        if (isGguf(model)) {
+            return loadGguf(model);
+        }
+        if (tokenizer == null) {
+            throw new ModelFormatException(model + ": not a GGUF file, so read as a llama2.c checkpoint, which needs --tokenizer FILE");
+        }
+        return Llama2cLoader.load(model, tokenizer);
+    }
+
+    private static LoadedModel loadGguf(Path model) {
+        throw new ModelFormatException(model + ": GGUF models are not supported yet");
+    }
+
+    static boolean isGguf(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] m = in.readNBytes(4);
+            return m.length == 4 && m[0] == 'G' && m[1] == 'G' && m[2] == 'U' && m[3] == 'F';
+        } catch (NoSuchFileException e) {
+            throw new ModelFormatException(file + ": no such model file");
+        } catch (IOException e) {
+            throw new ModelFormatException(file + ": cannot read: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,44 @@
+package io.fdkvc.eval.synthetic;
+
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
+import java.util.HashSet;
+import java.util.List;
+
+/**
+ * One synthetic evaluation: the generator, the scenarios, dialogues per scenario, the policies
+ * (validated specs), the run seed and the worker threads. Errors name the command-line option.
+ */
+public record EvalConfig(GeneratorConfig generator, List<Scenario> scenarios, int dialogues,
+                         List<PolicySpec> policies, long seed, int threads) {
+
+    /** The evaluation's default seed; {@code fdkvc tune} refuses it. */
+    public static final long DEFAULT_SEED = 1;
+    public static final int DEFAULT_DIALOGUES = 120;
+
+    public EvalConfig {
+        scenarios = List.copyOf(scenarios);
+        policies = List.copyOf(policies);
+        if (scenarios.isEmpty()) throw new InputException("--scenario: at least one scenario is needed");
+        if (new HashSet<>(scenarios).size() != scenarios.size()) throw new InputException("--scenario: a scenario is given twice");
+        if (policies.isEmpty()) throw new InputException("--policy: at least one policy is needed");
+        if (dialogues < 1) throw new InputException("--dialogues: must be >= 1, got " + dialogues);
+        if (dialogues > 1_000_000) throw new InputException("--dialogues: must be <= 1000000, got " + dialogues);
+        if (threads < 1) throw new InputException("--threads: must be >= 1, got " + threads);
+        if (threads > 1024) throw new InputException("--threads: must be <= 1024, got " + threads);
+        for (PolicySpec p : policies) {
+            if (p.budget() != generator.budget()) {
+                throw new IllegalArgumentException("policy " + p.name() + " has budget " + p.budget() + ", the generator " + generator.budget());
+            }
+        }
+    }
+
+    public int policyIndex(String name) {
+        for (int i = 0; i < policies.size(); i++) if (policies.get(i).name().equals(name)) return i;
+        return -1;
+    }
+
+    public int scenarioIndex(Scenario s) {
+        return scenarios.indexOf(s);
+    }
+}

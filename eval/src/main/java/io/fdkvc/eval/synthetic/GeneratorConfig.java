@@ -1,0 +1,63 @@
+package io.fdkvc.eval.synthetic;
+
+import io.fdkvc.core.InputException;
+
+/**
+ * The synthetic dialogue generator's knobs (docs/evaluation.md has the table and the reasons for
+ * each default). Validated at construction; an error names the command-line option.
+ *
+ * @param turns          T, turns per dialogue ({@code --turns})
+ * @param entriesPerTurn n, cache entries each turn appends ({@code --entries-per-turn})
+ * @param queries        m, query rows per turn ({@code --queries})
+ * @param dim            d, key/value/query dimension ({@code --dim})
+ * @param budget         B, entries a bounded policy keeps after a turn ({@code --budget})
+ * @param noise          sigma, length of the noise vector relative to the unit topic vector ({@code --noise})
+ * @param sharpness      s, logit of a query row for a key of the same direction ({@code --sharpness})
+ */
+public record GeneratorConfig(int turns, int entriesPerTurn, int queries, int dim, int budget, double noise, double sharpness) {
+
+    /** The benchmark's defaults, fixed before any result was seen. */
+    public static final GeneratorConfig DEFAULTS = new GeneratorConfig(24, 16, 4, 64, 64, 1.0, 4.0);
+
+    public GeneratorConfig {
+        // topic-return needs three phases and the late third at least one turn
+        atLeast("--turns", turns, 3);
+        atLeast("--entries-per-turn", entriesPerTurn, 1);
+        atLeast("--queries", queries, 1);
+        atLeast("--dim", dim, 2);
+        atLeast("--budget", budget, 1);
+        if (!Double.isFinite(noise) || noise < 0) throw new InputException("--noise: must be a finite number >= 0, got " + noise);
+        if (!Double.isFinite(sharpness) || sharpness <= 0) {
+            throw new InputException("--sharpness: must be a finite number > 0, got " + sharpness);
+        }
+        long total = (long) turns * entriesPerTurn;
+        if (total * Math.max(dim, queries) > 50_000_000L) {
+            throw new InputException("--turns x --entries-per-turn x --dim: a dialogue of " + total + " entries in "
+                    + dim + " dims is too large for this simulator (limit 5e7 floats)");
+        }
+    }
+
+    private static void atLeast(String option, int v, int min) {
+        if (v < min) throw new InputException(option + ": must be >= " + min + ", got " + v);
+    }
+
+    /** Total entries of a dialogue, T * n. */
+    public int totalEntries() {
+        return turns * entriesPerTurn;
+    }
+
+    /** First turn of the "late" third: T - floor(T/3). */
+    public int lateFrom() {
+        return Metrics.lateFrom(turns);
+    }
+
+    /** Norm of keys and query rows, kappa = sqrt(s * sqrt(d)), so that q.k/sqrt(d) = s cos(q,k). */
+    public double vectorNorm() {
+        return Math.sqrt(sharpness * Math.sqrt(dim));
+    }
+
+    public GeneratorConfig withTurns(int t) { return new GeneratorConfig(t, entriesPerTurn, queries, dim, budget, noise, sharpness); }
+    public GeneratorConfig withBudget(int b) { return new GeneratorConfig(turns, entriesPerTurn, queries, dim, b, noise, sharpness); }
+    public GeneratorConfig withNoise(double s) { return new GeneratorConfig(turns, entriesPerTurn, queries, dim, budget, s, sharpness); }
+    public GeneratorConfig withSharpness(double s) { return new GeneratorConfig(turns, entriesPerTurn, queries, dim, budget, noise, s); }
+}

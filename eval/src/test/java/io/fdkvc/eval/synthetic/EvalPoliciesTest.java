@@ -1,0 +1,63 @@
+package io.fdkvc.eval.synthetic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class EvalPoliciesTest {
+    @Test
+    void userParametersReachTheFamilyButNotWhatAnAblationPins() {
+        List<PolicySpec> specs = EvalPolicies.build(List.of("fdkvc", "fdkvc-no-decay", "h2o", "h2o-paper"), 64,
+                Map.of("gamma", "0.7", "beta", "2"), EvalPolicies.Defaults.SPEC);
+        assertThat(specs.get(0).parameterValues()).containsEntry("gamma", 0.7).containsEntry("beta", 2.0);
+        assertThat(specs.get(1).parameterValues()).containsEntry("gamma", 1.0).containsEntry("beta", 2.0); // pinned gamma
+        assertThat(specs.get(2).parameterValues()).isEmpty();
+        assertThat(specs.get(3).parameterValues()).containsEntry("beta", 0.0).containsEntry("gamma", 0.7);
+    }
+
+    @Test
+    void tunedDefaultsApplyUnlessSpecIsAsked() {
+        List<PolicySpec> tuned = EvalPolicies.build(List.of("fdkvc"), 64, Map.of(), EvalPolicies.Defaults.TUNED);
+        for (Map.Entry<String, Object> e : TunedDefaults.FDKVC.entrySet()) {
+            assertThat(((Number) tuned.get(0).parameterValues().get(e.getKey())).doubleValue()).isEqualTo(((Number) e.getValue()).doubleValue());
+        }
+        List<PolicySpec> spec = EvalPolicies.build(List.of("fdkvc"), 64, Map.of(), EvalPolicies.Defaults.SPEC);
+        assertThat(spec.get(0).parameterValues()).containsEntry("gamma", 0.85).containsEntry("alpha0", 0.5);
+    }
+
+    @Test
+    void badInputNamesTheOption() {
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("nope"), 64, Map.of(), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("--policy: unknown policy 'nope'");
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("h2o", "h2o"), 64, Map.of(), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("--policy: 'h2o' is given twice");
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("fdkvc"), 64, Map.of("gamma", "2"), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("-p gamma:");
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("fdkvc"), 64, Map.of("zeta", "2"), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("-p zeta: unknown parameter");
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("h2o"), 64, Map.of("gamma", "0.5"), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("-p:");
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("streaming"), 3, Map.of(), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("--policy streaming: sinks:");
+        assertThatThrownBy(() -> EvalPolicies.build(List.of("h2o"), 0, Map.of(), EvalPolicies.Defaults.SPEC))
+                .isInstanceOf(InputException.class).hasMessageStartingWith("--budget:");
+    }
+
+    @Test
+    void generatorConfigNamesTheOption() {
+        assertThatThrownBy(() -> new GeneratorConfig(2, 16, 4, 64, 64, 1, 4)).hasMessageStartingWith("--turns: must be >= 3");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 0, 4, 64, 64, 1, 4)).hasMessageStartingWith("--entries-per-turn:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 0, 64, 64, 1, 4)).hasMessageStartingWith("--queries:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 1, 64, 1, 4)).hasMessageStartingWith("--dim:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 0, 1, 4)).hasMessageStartingWith("--budget:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, -1, 4)).hasMessageStartingWith("--noise:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, Double.NaN, 4)).hasMessageStartingWith("--noise:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, 1, 0)).hasMessageStartingWith("--sharpness:");
+        assertThatThrownBy(() -> Scenario.fromId("nope", "--scenario")).hasMessageStartingWith("--scenario: unknown scenario 'nope'");
+    }
+}

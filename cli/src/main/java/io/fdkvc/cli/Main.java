@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
         description = "Bounded, topic-aware KV caches for multi-turn dialogue (FD-KVC) on the JVM.",
         subcommands = {
                 EvalCommand.class,
+                io.fdkvc.cli.eval.TuneCommand.class,
                 TraceCommand.class,
                 PoliciesCommand.class,
                 GenerateCommand.class,

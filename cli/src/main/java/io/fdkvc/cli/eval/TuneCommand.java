@@ -1,0 +1,63 @@
+package io.fdkvc.cli.eval;
+
+import io.fdkvc.eval.report.ReportDirectory;
+import io.fdkvc.eval.tune.TuneReport;
+import io.fdkvc.eval.tune.Tuner;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code fdkvc tune}: the sweep that chose the FD-KVC defaults {@code eval} uses, on dialogues
+ * distinct from the evaluation's (docs/evaluation.md, "Tuning").
+ */
+@Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Choose FD-KVC's parameters on tuning dialogues (never the evaluation's) and report the sensitivity",
+                "to gamma, alpha0, mu, tau, beta and wc: coordinate search on the composite late-turn alignment."})
+public final class TuneCommand implements Callable<Integer> {
+    @Mixin
+    GeneratorOptions generator = new GeneratorOptions();
+
+    @Option(names = "--dialogues", paramLabel = "N", description = "tuning dialogues per scenario (default: 100)")
+    int dialogues = 100;
+
+    @Option(names = "--seed", paramLabel = "S", description = "tuning seed, not the evaluation's (default: 1001)")
+    long seed = 1001;
+
+    @Option(names = "--passes", paramLabel = "N", description = "coordinate-search passes at most (default: 3)")
+    int passes = 3;
+
+    @Option(names = "--threads", paramLabel = "N", description = "worker threads (default: the available processors)")
+    Integer threads;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "also write tune.md, sensitivity.csv and plots there (new or empty)")
+    Path out;
+
+    @Option(names = "--quiet", description = "no progress lines on stderr")
+    boolean quiet;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter stdout = spec.commandLine().getOut(), err = spec.commandLine().getErr();
+        int th = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+        if (th < 1) throw new io.fdkvc.core.InputException("--threads: must be >= 1, got " + th);
+        if (dialogues < 1) throw new io.fdkvc.core.InputException("--dialogues: must be >= 1, got " + dialogues);
+        Tuner.Config cfg = new Tuner.Config(generator.config(), generator.scenarioList(), dialogues, seed, th, passes);
+        if (out != null) ReportDirectory.check(out, "--out");
+        String command = "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        Tuner.Result r = Tuner.tune(cfg, quiet ? io.fdkvc.eval.synthetic.Progress.NONE : new ProgressLines(err, "tune", "steps"));
+        String md = TuneReport.markdown(cfg, r, command);
+        if (out != null) ReportDirectory.write(out, "--out", dir -> TuneReport.writeAll(cfg, r, command, dir));
+        stdout.print(md);
+        stdout.flush();
+        return 0;
+    }
+}

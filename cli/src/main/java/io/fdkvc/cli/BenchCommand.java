@@ -30,7 +30,7 @@ import picocli.CommandLine.Spec;
  *
  * <p>Each configuration runs a conversation of {@code --turns} turns; a turn prefills
  * {@code --prompt-tokens} random tokens, decodes {@code --gen-tokens} greedy tokens (no stop
- * token), then runs the policy. The first {@code --warmup} turns let the JIT compile and are not
+ * token; the last one is put into the cache without logits, as chat does), then runs the policy. The first {@code --warmup} turns let the JIT compile and are not
  * reported; the others are averaged. The policy's cost is reported as its share of the turn's
  * forward-pass time.
  */
@@ -133,6 +133,7 @@ public final class BenchCommand implements Callable<Integer> {
             s.feed(prompt, 0, promptTokens);
             long t1 = System.nanoTime(), p0 = s.position();
             s.generate(greedy, genTokens, id -> false, id -> { });
+            s.append(s.lastSampled()); // the reply's last token enters the cache too, as in chat
             long t2 = System.nanoTime(), steps = s.position() - p0;
             last = s.endTurn();
             if (t >= warmup) {

@@ -14,14 +14,17 @@ public final class ModelFiles {
     private ModelFiles() {}
 
     /**
-     * A GGUF file (by its magic "GGUF", whatever the extension) carries its tokenizer; anything
-     * else is read as a llama2.c checkpoint, which needs {@code tokenizer}.
+     * A GGUF file (by its magic "GGUF", whatever the extension) carries its tokenizer; a file
+     * named .gguf without the magic is refused as such; anything else is read as a llama2.c
+     * checkpoint, which needs {@code tokenizer}.
      */
     public static LoadedModel load(Path model, Path tokenizer) {
         if (model == null) throw new ModelFormatException("--model is required");
         if (Files.isDirectory(model)) throw new ModelFormatException(model + ": is a directory, not a model file");
-        if (isGguf(model)) {
-            return loadGguf(model);
+        boolean magic = isGguf(model);
+        if (magic) return loadGguf(model);
+        if (model.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf")) {
+            throw new ModelFormatException(model + ": not a GGUF file (it does not start with the magic 'GGUF')");
         }
         if (tokenizer == null) {
             throw new ModelFormatException(model + ": not a GGUF file, so read as a llama2.c checkpoint, which needs --tokenizer FILE");

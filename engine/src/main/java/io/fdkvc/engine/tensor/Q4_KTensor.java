@@ -1,0 +1,119 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.B;
+import static io.fdkvc.engine.tensor.Simd.BL;
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.L;
+import static io.fdkvc.engine.tensor.Simd.LE;
+import static io.fdkvc.engine.tensor.Simd.PARTS;
+import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * GGML Q4_K: super-blocks of 256 weights (144 bytes): f16 {@code d}, f16 {@code dmin}, 12 bytes
+ * packing eight 6-bit scales and eight 6-bit mins (one pair per sub-block of 32), then 128 bytes
+ * of nibbles. The nibbles come in four runs of 32 bytes, one per 64 weights: the low nibbles are
+ * the first sub-block of the 64, the high nibbles the second. Weight = d * scale * q - dmin * min.
+ */
+public final class Q4_KTensor extends SegmentTensor {
+    static final int QK = 256, BLOCK = 144;
+
+    public Q4_KTensor(MemorySegment seg, int rows, int cols) {
+        super(GgmlType.Q4_K, seg, rows, cols);
+    }
+
+    @Override
+    public GgmlType type() {
+        return GgmlType.Q4_K;
+    }
+
+    private static int u8(MemorySegment s, long p) {
+        return s.get(ValueLayout.JAVA_BYTE, p) & 0xFF;
+    }
+
+    /**
+     * 6-bit scale of sub-block j (0..7) from the 12 packed bytes at {@code sp}: sub-blocks 0..3
+     * keep theirs in the low 6 bits of bytes 0..3; sub-blocks 4..7 split theirs between the low
+     * nibble of bytes 8..11 and the top 2 bits of bytes 0..3.
+     */
+    static int scale(MemorySegment s, long sp, int j) {
+        return j < 4 ? u8(s, sp + j) & 63 : (u8(s, sp + j + 4) & 0xF) | ((u8(s, sp + j - 4) >>> 6) << 4);
+    }
+
+    /** 6-bit min of sub-block j: as {@link #scale} with bytes 4..7 and the high nibbles of 8..11. */
+    static int min(MemorySegment s, long sp, int j) {
+        return j < 4 ? u8(s, sp + j + 4) & 63 : (u8(s, sp + j + 4) >>> 4) | ((u8(s, sp + j) >>> 6) << 4);
+    }
+
+    @Override
+    public float dot(int row, float[] x, int xOff) {
+        checkRow(row);
+        MemorySegment s = seg;
+        long p = row * rowBytes;
+        FloatVector acc = FloatVector.zero(F), accMin = FloatVector.zero(F);
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            float d = Float.float16ToFloat(s.get(SHORT_LE, p));
+            float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
+            long sp = p + 4;
+            int xb = xOff + b * QK;
+            for (int c = 0; c < 4; c++) {
+                long qp = p + 16 + 32 * c;
+                int xc = xb + 64 * c;
+                // q.x and the plain sum of x per sub-block: the mins multiply the latter
+                FloatVector sLo = FloatVector.zero(F), sHi = FloatVector.zero(F);
+                FloatVector xLo = FloatVector.zero(F), xHi = FloatVector.zero(F);
+                for (int j = 0; j < 32; j += BL) {
+                    ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
+                    for (int k = 0; k < PARTS; k++) {
+                        // nibbles split in 32-bit lanes: x86 has no byte shifts
+                        IntVector qi = Simd.toInts(q, k);
+                        FloatVector vl = FloatVector.fromArray(F, x, xc + j + k * L);
+                        FloatVector vh = FloatVector.fromArray(F, x, xc + 32 + j + k * L);
+                        sLo = Simd.intsToFloats(qi.and(0xF)).fma(vl, sLo);
+                        sHi = Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF)).fma(vh, sHi);
+                        xLo = xLo.add(vl);
+                        xHi = xHi.add(vh);
+                    }
+                }
+                acc = sLo.fma(FloatVector.broadcast(F, d * scale(s, sp, 2 * c)), acc);
+                acc = sHi.fma(FloatVector.broadcast(F, d * scale(s, sp, 2 * c + 1)), acc);
+                accMin = xLo.fma(FloatVector.broadcast(F, dmin * min(s, sp, 2 * c)), accMin);
+                accMin = xHi.fma(FloatVector.broadcast(F, dmin * min(s, sp, 2 * c + 1)), accMin);
+            }
+        }
+        return acc.sub(accMin).reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void dequantizeRow(int row, float[] out, int off) {
+        checkRow(row);
+        MemorySegment s = seg;
+        long p = row * rowBytes;
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            float d = Float.float16ToFloat(s.get(SHORT_LE, p));
+            float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
+            long sp = p + 4;
+            for (int c = 0; c < 4; c++) {
+                long qp = p + 16 + 32 * c;
+                int o = off + b * QK + 64 * c;
+                float d1 = d * scale(s, sp, 2 * c), m1 = dmin * min(s, sp, 2 * c);
+                float d2 = d * scale(s, sp, 2 * c + 1), m2 = dmin * min(s, sp, 2 * c + 1);
+                for (int j = 0; j < 32; j += BL) {
+                    ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
+                    ByteVector ql = q.and((byte) 0x0F);
+                    ByteVector qh = q.lanewise(VectorOperators.LSHR, 4);
+                    for (int k = 0; k < PARTS; k++) {
+                        Simd.toFloats(ql, k).mul(d1).sub(m1).intoArray(out, o + j + k * L);
+                        Simd.toFloats(qh, k).mul(d2).sub(m2).intoArray(out, o + 32 + j + k * L);
+                    }
+                }
+            }
+        }
+    }
+}

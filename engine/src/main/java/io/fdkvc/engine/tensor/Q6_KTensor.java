@@ -1,0 +1,113 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.B;
+import static io.fdkvc.engine.tensor.Simd.BL;
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.L;
+import static io.fdkvc.engine.tensor.Simd.LE;
+import static io.fdkvc.engine.tensor.Simd.PARTS;
+import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * GGML Q6_K: super-blocks of 256 weights (210 bytes): 128 bytes {@code ql} (low 4 bits), 64 bytes
+ * {@code qh} (high 2 bits), 16 signed 8-bit scales (one per 16 weights), f16 {@code d}. Each half
+ * of 128 weights uses 64 bytes of ql and 32 of qh: for l in 0..31, weight l takes the low nibble
+ * of ql[l] and bits 0-1 of qh[l], weight l+32 the low nibble of ql[l+32] and bits 2-3, weight l+64
+ * the high nibble of ql[l] and bits 4-5, weight l+96 the high nibble of ql[l+32] and bits 6-7.
+ * Weight = d * scale * (q - 32).
+ */
+public final class Q6_KTensor extends SegmentTensor {
+    static final int QK = 256, BLOCK = 210;
+
+    public Q6_KTensor(MemorySegment seg, int rows, int cols) {
+        super(GgmlType.Q6_K, seg, rows, cols);
+    }
+
+    @Override
+    public GgmlType type() {
+        return GgmlType.Q6_K;
+    }
+
+    @Override
+    public float dot(int row, float[] x, int xOff) {
+        checkRow(row);
+        long p = row * rowBytes;
+        // Two passes over the row (the second hits L1): one kernel with all four quarters of a
+        // half super-block exceeds C2's node budget and loses vector intrinsics, so each pass
+        // decodes the two quarters that share a run of ql bytes.
+        return pass(seg, p, cols / QK, x, xOff, 0) + pass(seg, p, cols / QK, x, xOff, 1);
+    }
+
+    /**
+     * Sum over the row of the quarters {@code v} (low nibbles of ql[32v ..], qh bits 2v..2v+1)
+     * and {@code v + 2} (high nibbles of the same bytes, qh bits 2v+4..2v+5) of every half.
+     */
+    private static float pass(MemorySegment s, long p, int nb, float[] x, int xOff, int v) {
+        FloatVector acc = FloatVector.zero(F);
+        int shiftLo = 2 * v, shiftHi = 2 * v + 4;
+        for (int b = 0; b < nb; b++, p += BLOCK) {
+            FloatVector part = FloatVector.zero(F);
+            for (int h = 0; h < 2; h++) {
+                long qlp = p + 64 * h + 32 * v, qhp = p + 128 + 32 * h, scp = p + 192 + 8 * h + 2 * v;
+                int xa = xOff + b * QK + 128 * h + 32 * v;
+                for (int l = 0; l < 32; l += BL) {
+                    ByteVector bl = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
+                    ByteVector bh = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
+                    for (int k = 0; k < PARTS; k++) {
+                        // bit surgery in 32-bit lanes: x86 has no byte shifts
+                        IntVector ql = Simd.toInts(bl, k), qh = Simd.toInts(bh, k);
+                        IntVector q1 = ql.and(0xF).or(qh.lanewise(VectorOperators.ASHR, shiftLo).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
+                        IntVector q3 = ql.lanewise(VectorOperators.ASHR, 4).and(0xF).or(qh.lanewise(VectorOperators.ASHR, shiftHi).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
+                        int li = l + k * L;   // L <= 16, so a vector never straddles two scales
+                        long sc = scp + li / 16;
+                        part = Simd.intsToFloats(q1).mul(FloatVector.fromArray(F, x, xa + li))
+                                .fma(FloatVector.broadcast(F, s.get(ValueLayout.JAVA_BYTE, sc)), part);
+                        part = Simd.intsToFloats(q3).mul(FloatVector.fromArray(F, x, xa + 64 + li))
+                                .fma(FloatVector.broadcast(F, s.get(ValueLayout.JAVA_BYTE, sc + 4)), part);
+                    }
+                }
+            }
+            acc = part.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void dequantizeRow(int row, float[] out, int off) {
+        checkRow(row);
+        MemorySegment s = seg;
+        long p = row * rowBytes;
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            float d = Float.float16ToFloat(s.get(SHORT_LE, p + 208));
+            long scp = p + 192;
+            for (int h = 0; h < 2; h++) {
+                long qlp = p + 64 * h, qhp = p + 128 + 32 * h;
+                int o = off + b * QK + 128 * h;
+                for (int l = 0; l < 32; l += BL) {
+                    ByteVector qa = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
+                    ByteVector qb = ByteVector.fromMemorySegment(B, s, qlp + 32 + l, LE);
+                    ByteVector qc = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
+                    ByteVector q1 = qa.and((byte) 0x0F).or(qc.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    ByteVector q2 = qb.and((byte) 0x0F).or(qc.lanewise(VectorOperators.LSHR, 2).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    ByteVector q3 = qa.lanewise(VectorOperators.LSHR, 4).or(qc.lanewise(VectorOperators.LSHR, 4).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    ByteVector q4 = qb.lanewise(VectorOperators.LSHR, 4).or(qc.lanewise(VectorOperators.LSHR, 6).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
+                    for (int k = 0; k < PARTS; k++) {
+                        int li = l + k * L;
+                        long sc = scp + 8 * h + li / 16;
+                        Simd.toFloats(q1, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc)).intoArray(out, o + li);
+                        Simd.toFloats(q2, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc + 2)).intoArray(out, o + li + 32);
+                        Simd.toFloats(q3, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc + 4)).intoArray(out, o + li + 64);
+                        Simd.toFloats(q4, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc + 6)).intoArray(out, o + li + 96);
+                    }
+                }
+            }
+        }
+    }
+}

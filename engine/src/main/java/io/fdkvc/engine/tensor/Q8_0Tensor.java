@@ -1,0 +1,69 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.B;
+import static io.fdkvc.engine.tensor.Simd.BL;
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.L;
+import static io.fdkvc.engine.tensor.Simd.LE;
+import static io.fdkvc.engine.tensor.Simd.PARTS;
+import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * GGML Q8_0: blocks of 32 weights stored as an f16 scale {@code d} followed by 32 signed bytes
+ * {@code q}; weight i is {@code d * q[i]} (34 bytes per block).
+ */
+public final class Q8_0Tensor extends SegmentTensor {
+    static final int QK = 32, BLOCK = 34;
+
+    public Q8_0Tensor(MemorySegment seg, int rows, int cols) {
+        super(GgmlType.Q8_0, seg, rows, cols);
+    }
+
+    @Override
+    public GgmlType type() {
+        return GgmlType.Q8_0;
+    }
+
+    @Override
+    public float dot(int row, float[] x, int xOff) {
+        checkRow(row);
+        MemorySegment s = seg;
+        long p = row * rowBytes;
+        int nb = cols / QK;
+        // Everything stays in this one method: a helper returning a vector that C2 declines to
+        // inline would box the vector on every block. The only loop-carried dependency is the
+        // per-block FMA with the scale; the block sums before it overlap across iterations.
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < nb; b++, p += BLOCK) {
+            int xb = xOff + b * QK;
+            FloatVector sum = FloatVector.zero(F);
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++)
+                    sum = Simd.toFloats(q, k).fma(FloatVector.fromArray(F, x, xb + j + k * L), sum);
+            }
+            acc = sum.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc);
+        }
+        return acc.reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void dequantizeRow(int row, float[] out, int off) {
+        checkRow(row);
+        MemorySegment s = seg;
+        long p = row * rowBytes;
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            float d = Float.float16ToFloat(s.get(SHORT_LE, p));
+            int o = off + b * QK;
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) Simd.toFloats(q, k).mul(d).intoArray(out, o + j + k * L);
+            }
+        }
+    }
+}

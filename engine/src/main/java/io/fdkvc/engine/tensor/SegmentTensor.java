@@ -1,0 +1,55 @@
+package io.fdkvc.engine.tensor;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * A tensor whose rows are consecutive runs of {@code type().bytes(cols)} bytes in a memory
+ * segment (a slice of a memory-mapped model file, or a heap segment in tests). Offsets are longs
+ * so that a tensor may lie beyond 2 GiB into a file.
+ */
+public abstract sealed class SegmentTensor extends FloatTensor
+        permits F32SegmentTensor, F16Tensor, BF16Tensor, Q8_0Tensor, Q4_0Tensor, Q4_KTensor, Q6_KTensor {
+    final MemorySegment seg;
+    final int rows, cols;
+    final long rowBytes;
+
+    SegmentTensor(GgmlType type, MemorySegment seg, int rows, int cols) {
+        Objects.requireNonNull(seg, "seg");
+        if (rows < 0 || cols < 0) throw new IllegalArgumentException("negative shape " + rows + " x " + cols);
+        if (cols % type.blockSize != 0)
+            throw new IllegalArgumentException(type + " rows need a multiple of " + type.blockSize + " columns, not " + cols);
+        this.seg = seg;
+        this.rows = rows;
+        this.cols = cols;
+        this.rowBytes = type.bytes(cols);
+        long need = rowBytes * rows;
+        if (seg.byteSize() < need)
+            throw new IllegalArgumentException(type + " " + rows + " x " + cols + " needs " + need
+                    + " bytes, segment has " + seg.byteSize());
+    }
+
+    @Override
+    public final int rows() {
+        return rows;
+    }
+
+    @Override
+    public final int cols() {
+        return cols;
+    }
+
+    /** The bytes of all rows. */
+    public final MemorySegment segment() {
+        return seg.asSlice(0, rowBytes * rows);
+    }
+
+    /** Bytes per row. */
+    public final long rowBytes() {
+        return rowBytes;
+    }
+
+    final void checkRow(int row) {
+        Objects.checkIndex(row, rows);
+    }
+}

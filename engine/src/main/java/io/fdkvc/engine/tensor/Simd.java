@@ -1,0 +1,107 @@
+package io.fdkvc.engine.tensor;
+
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Vector species and helpers shared by the tensor kernels. The species are static finals so that
+ * C2 folds them into the kernels; the float species is the platform's preferred one unless the
+ * system property {@code fdkvc.vectorBits} (128, 256 or 512) overrides it, which exists only to
+ * exercise the other code shapes in a separate JVM.
+ */
+final class Simd {
+    static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfFloat FLOAT_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
+
+    /** Float lanes per vector (4, 8 or 16). */
+    static final VectorSpecies<Float> F = floatSpecies();
+    static final int L = F.length();
+    /**
+     * Byte loads carry at least 8 lanes (there is no 32-bit byte vector); with 4 float lanes one
+     * byte load is converted in {@link #PARTS} parts.
+     */
+    static final VectorSpecies<Byte> B = VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, L * 8)));
+    static final int BL = B.length();
+    static final int PARTS = BL / L;
+    /** Shorts and ints with the same lane count as {@link #F}, for F16 and BF16 rows. */
+    static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(L * 16));
+    static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(L * 32));
+
+    private Simd() {}
+
+    private static VectorSpecies<Float> floatSpecies() {
+        String bits = System.getProperty("fdkvc.vectorBits");
+        if (bits == null) {
+            VectorSpecies<Float> p = FloatVector.SPECIES_PREFERRED;
+            // 64-bit float vectors (2 lanes) are not worth it; such a platform gets 128-bit ones.
+            return p.length() < 4 ? FloatVector.SPECIES_128 : p;
+        }
+        return switch (bits) {
+            case "128" -> FloatVector.SPECIES_128;
+            case "256" -> FloatVector.SPECIES_256;
+            case "512" -> FloatVector.SPECIES_512;
+            default -> throw new IllegalArgumentException("fdkvc.vectorBits must be 128, 256 or 512, not " + bits);
+        };
+    }
+
+    /** {@code sum a[aOff+i] * b[bOff+i]} for i in [0, n). */
+    static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        int i = 0;
+        // two accumulators hide the FMA latency
+        for (int up = n - 2 * L; i <= up; i += 2 * L) {
+            acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
+            acc1 = FloatVector.fromArray(F, a, aOff + i + L).fma(FloatVector.fromArray(F, b, bOff + i + L), acc1);
+        }
+        if (i <= n - L) {
+            acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
+            i += L;
+        }
+        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
+        return s;
+    }
+
+    /** Signed bytes to floats: part {@code k} (lanes k*L .. k*L+L-1) of a byte vector. */
+    static FloatVector toFloats(ByteVector v, int k) {
+        return (FloatVector) v.convertShape(VectorOperators.B2F, F, k);
+    }
+
+    /**
+     * IEEE half-precision bits (in the low 16 bits of each int lane, any upper bits) to floats.
+     * Normal and subnormal halves become exact floats by moving the exponent and mantissa 13 bits
+     * up and multiplying by 2^112 (the difference of the exponent biases); infinities and NaNs
+     * (exponent 31) are patched separately because the multiplication would make them finite.
+     */
+    static FloatVector halfToFloat(IntVector h) {
+        IntVector em = h.and(0x7FFF);
+        IntVector sign = h.and(0x8000).lanewise(VectorOperators.LSHL, 16);
+        IntVector shifted = em.lanewise(VectorOperators.LSHL, 13);
+        FloatVector finite = shifted.reinterpretAsFloats().mul(0x1p112f);
+        IntVector bits = finite.reinterpretAsInts();
+        IntVector special = shifted.or(0x7F800000);
+        bits = bits.blend(special, em.compare(VectorOperators.GE, 0x7C00));
+        return bits.or(sign).reinterpretAsFloats();
+    }
+
+    /** Signed bytes to ints: part {@code k} of a byte vector, as {@link #toFloats}. */
+    static IntVector toInts(ByteVector v, int k) {
+        return (IntVector) v.convertShape(VectorOperators.B2I, I, k);
+    }
+
+    static FloatVector intsToFloats(IntVector v) {
+        return (FloatVector) v.convert(VectorOperators.I2F, 0);
+    }
+
+    static IntVector shortsToInts(ShortVector s) {
+        return (IntVector) s.convertShape(VectorOperators.S2I, I, 0);
+    }
+}

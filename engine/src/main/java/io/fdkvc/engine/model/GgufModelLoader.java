@@ -1,0 +1,259 @@
+package io.fdkvc.engine.model;
+
+import io.fdkvc.engine.ModelFormatException;
+import io.fdkvc.engine.gguf.GgufFile;
+import io.fdkvc.engine.gguf.GgufTensorInfo;
+import io.fdkvc.engine.tensor.FloatTensor;
+import io.fdkvc.engine.tokenizer.Vocabulary;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+
+/**
+ * Reads a Llama-family model (GGUF architectures {@code llama} and {@code qwen2}) from a GGUF
+ * file: hyper-parameters from {@code {arch}.*} metadata, weights as views of the mapped file,
+ * the tokenizer from {@code tokenizer.*}. Every tensor's presence and shape is checked against the
+ * config, so a file that loads can be run. The returned model owns the mapping; close it.
+ */
+public final class GgufModelLoader {
+    private GgufModelLoader() {}
+
+    /** Opens {@code path} and loads the model; the result's resource is the mapped file. */
+    public static LoadedModel load(Path path) {
+        GgufFile f = GgufFile.open(path);
+        try {
+            return load(f);
+        } catch (RuntimeException | Error e) {
+            f.close();
+            throw e;
+        }
+    }
+
+    /** Loads from an open file; the result's resource is {@code f}. */
+    public static LoadedModel load(GgufFile f) {
+        Reader r = new Reader(f);
+        LlamaConfig config = r.config();
+        Vocabulary vocab = r.vocabulary(config.vocabSize());
+        LlamaWeights weights = r.weights(config);
+        return new LoadedModel(config, weights, vocab, f);
+    }
+
+    /** Parses one file; every message names it. */
+    private static final class Reader {
+        private final GgufFile f;
+        private String arch;
+        private boolean tied;
+
+        Reader(GgufFile f) {
+            this.f = f;
+        }
+
+        private ModelFormatException fail(String problem) {
+            return new ModelFormatException("GGUF file " + f.path() + ": " + problem);
+        }
+
+        private Object raw(String key, boolean required) {
+            Object v = f.metadata().get(key);
+            if (v == null && required) throw fail("missing metadata '" + key + "'");
+            return v;
+        }
+
+        /** A positive int, or {@code def} when absent (def < 0: required). */
+        private int positiveInt(String key, int def) {
+            Object v = raw(key, def < 0);
+            if (v == null) return def;
+            if (!(v instanceof Long l))
+                throw fail("metadata '" + key + "' is a " + v.getClass().getSimpleName() + ", expected one integer");
+            if (l < 1 || l > Integer.MAX_VALUE) throw fail("metadata '" + key + "' = " + l + " is not a positive 32-bit integer");
+            return (int) (long) l;
+        }
+
+        private double number(String key, double def, boolean required) {
+            Object v = raw(key, required);
+            if (v == null) return def;
+            if (v instanceof Double d) return d;
+            if (v instanceof Long l) return l;
+            throw fail("metadata '" + key + "' is a " + v.getClass().getSimpleName() + ", expected a number");
+        }
+
+        LlamaConfig config() {
+            arch = f.get("general.architecture", String.class);
+            if (arch == null) throw fail("missing metadata 'general.architecture'");
+            boolean neox = switch (arch) {
+                case "llama" -> false;
+                case "qwen2" -> true;
+                default -> throw fail("unsupported architecture '" + arch + "' (this engine reads llama and qwen2)");
+            };
+            int dim = positiveInt(arch + ".embedding_length", -1);
+            int hidden = positiveInt(arch + ".feed_forward_length", -1);
+            int layers = positiveInt(arch + ".block_count", -1);
+            int heads = positiveInt(arch + ".attention.head_count", -1);
+            int kvHeads = positiveInt(arch + ".attention.head_count_kv", heads);
+            if (heads % kvHeads != 0) throw fail(heads + " attention heads are not a multiple of " + kvHeads + " KV heads");
+            if (dim % heads != 0 && !f.metadata().containsKey(arch + ".attention.key_length"))
+                throw fail("embedding length " + dim + " is not a multiple of " + heads + " heads and no key_length is given");
+            int headDim = positiveInt(arch + ".attention.key_length", dim / heads);
+            int valueDim = positiveInt(arch + ".attention.value_length", headDim);
+            if (valueDim != headDim) throw fail("value length " + valueDim + " differs from key length " + headDim + " (not supported)");
+            if (headDim % 2 != 0) throw fail("head dimension " + headDim + " is odd; RoPE needs pairs");
+            int ropeDim = positiveInt(arch + ".rope.dimension_count", headDim);
+            if (ropeDim != headDim) throw fail("RoPE over " + ropeDim + " of " + headDim + " head dimensions (partial rotary) is not supported");
+            int context = positiveInt(arch + ".context_length", -1);
+            double eps = number(arch + ".attention.layer_norm_rms_epsilon", 0, true);
+            if (!(eps > 0 && eps < 1)) throw fail("RMSNorm epsilon " + eps + " is not in (0, 1)");
+            double theta = number(arch + ".rope.freq_base", 10000, false);
+            if (!(theta > 1 && Double.isFinite(theta))) throw fail("RoPE base " + theta + " is not a finite number above 1");
+
+            GgufTensorInfo emb = f.tensorInfo("token_embd.weight");
+            expectShape(emb, dim, -1);
+            long vocab = emb.rows();
+            if (vocab < 1 || vocab > Integer.MAX_VALUE) throw fail("token_embd.weight has " + vocab + " rows");
+            int declaredVocab = positiveInt(arch + ".vocab_size", (int) vocab);
+            if (declaredVocab != vocab) throw fail(arch + ".vocab_size " + declaredVocab + " differs from the " + vocab + " rows of token_embd.weight");
+
+            String scaling = "none";
+            float factor = 1;
+            int orig = 0;
+            String type = f.get(arch + ".rope.scaling.type", String.class);
+            if (type != null && !type.equals("none")) {
+                switch (type) {
+                    case "linear" -> {
+                        factor = (float) number(arch + ".rope.scaling.factor", 0, true);
+                        if (!(factor > 0)) throw fail("RoPE scaling factor " + factor + " is not positive");
+                    }
+                    case "llama3" -> {
+                        factor = (float) number(arch + ".rope.scaling.factor", 0, true);
+                        if (!(factor >= 1)) throw fail("llama3 RoPE scaling factor " + factor + " is below 1");
+                        orig = positiveInt(arch + ".rope.scaling.original_context_length", -1);
+                    }
+                    default -> throw fail("RoPE scaling '" + type + "' is not supported (none, linear, llama3)");
+                }
+                scaling = type;
+            }
+            tied = !f.hasTensor("output.weight") || sameData("output.weight", "token_embd.weight");
+            LlamaConfig c = new LlamaConfig(arch, dim, hidden, layers, heads, kvHeads, headDim, (int) vocab, context,
+                    (float) eps, (float) theta, scaling, factor, orig, neox, tied);
+            if (f.hasTensor("rope_freqs.weight")) c = withRopeFreqs(c);
+            return c;
+        }
+
+        /**
+         * Llama 3.1+ GGUF files carry the RoPE frequency divisors as a tensor instead of scaling
+         * metadata. The forward pass computes llama3 scaling from (factor, original context) with
+         * low/high frequency factors 1 and 4, so the tensor is accepted only when it equals what
+         * those parameters give: factor = its largest divisor, original context from the metadata
+         * or Llama 3's 8192.
+         */
+        private LlamaConfig withRopeFreqs(LlamaConfig c) {
+            float[] div = f.floats("rope_freqs.weight");
+            int half = c.headDim() / 2;
+            if (div.length != half) throw fail("rope_freqs.weight has " + div.length + " values, expected headDim/2 = " + half);
+            if (!c.ropeScaling().equals("none") && !c.ropeScaling().equals("llama3"))
+                throw fail("rope_freqs.weight together with RoPE scaling '" + c.ropeScaling() + "' is not supported");
+            float factor = 0;
+            for (float d : div) factor = Math.max(factor, d);
+            int orig = c.ropeOrigContext() > 0 ? c.ropeOrigContext() : positiveInt(arch + ".rope.scaling.original_context_length", 8192);
+            if (c.ropeScaling().equals("llama3")) factor = c.ropeScaleFactor();
+            for (int j = 0; j < half; j++) {
+                double freq = 1.0 / Math.pow(c.ropeTheta(), 2.0 * j / c.headDim());
+                double wavelen = 2 * Math.PI / freq, expect;
+                if (wavelen < orig / 4.0) expect = 1;
+                else if (wavelen > orig) expect = factor;
+                else {
+                    double smooth = (orig / wavelen - 1) / (4 - 1);
+                    expect = 1 / ((1 - smooth) / factor + smooth);
+                }
+                if (Math.abs(div[j] - expect) > 1e-3 * expect)
+                    throw fail("rope_freqs.weight[" + j + "] = " + div[j] + " does not match llama3 RoPE scaling with factor "
+                            + factor + ", original context " + orig + ", low/high frequency factors 1/4 (expected " + expect + ")");
+            }
+            return new LlamaConfig(c.architecture(), c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.headDim(),
+                    c.vocabSize(), c.contextLength(), c.normEps(), c.ropeTheta(), "llama3", factor, orig, c.ropeNeox(),
+                    c.tiedEmbeddings());
+        }
+
+        /** Same type, shape and bytes: a converter that wrote the shared embedding twice. */
+        private boolean sameData(String a, String b) {
+            GgufTensorInfo ta = f.tensorInfo(a), tb = f.tensorInfo(b);
+            if (ta.typeId() != tb.typeId() || !java.util.Arrays.equals(ta.dims(), tb.dims()) || ta.type() == null) return false;
+            MemorySegment sa = f.tensorData(a), sb = f.tensorData(b);
+            return sa.mismatch(sb) == -1;
+        }
+
+        /** ne[0] must be {@code cols}; the product of the others {@code rows} (any, if rows < 0). */
+        private void expectShape(GgufTensorInfo t, long cols, long rows) {
+            if (t.cols() != cols || (rows >= 0 && t.rows() != rows))
+                throw fail("tensor '" + t.name() + "' has shape " + java.util.Arrays.toString(t.dims()) + " (ne0, ne1, ...), expected ["
+                        + cols + (rows >= 0 ? ", " + rows : ", *") + "]");
+        }
+
+        private FloatTensor matrix(String name, int rows, int cols) {
+            expectShape(f.tensorInfo(name), cols, rows);
+            return f.tensor(name);
+        }
+
+        private float[] vector(String name, int n) {
+            expectShape(f.tensorInfo(name), n, 1);
+            return f.floats(name);
+        }
+
+        LlamaWeights weights(LlamaConfig c) {
+            int L = c.layers(), dim = c.dim(), qDim = c.heads() * c.headDim(), kvDim = c.kvDim(), hid = c.hiddenDim();
+            FloatTensor emb = matrix("token_embd.weight", c.vocabSize(), dim);
+            float[][] attnNorm = new float[L][], ffnNorm = new float[L][];
+            FloatTensor[] wq = new FloatTensor[L], wk = new FloatTensor[L], wv = new FloatTensor[L], wo = new FloatTensor[L];
+            FloatTensor[] gate = new FloatTensor[L], down = new FloatTensor[L], up = new FloatTensor[L];
+            // qwen2 always has q/k/v biases; for llama they are optional, all or none
+            boolean biases = arch.equals("qwen2") || f.hasTensor("blk.0.attn_q.bias");
+            float[][] bq = biases ? new float[L][] : null, bk = biases ? new float[L][] : null, bv = biases ? new float[L][] : null;
+            for (int i = 0; i < L; i++) {
+                String p = "blk." + i + ".";
+                attnNorm[i] = vector(p + "attn_norm.weight", dim);
+                wq[i] = matrix(p + "attn_q.weight", qDim, dim);
+                wk[i] = matrix(p + "attn_k.weight", kvDim, dim);
+                wv[i] = matrix(p + "attn_v.weight", kvDim, dim);
+                wo[i] = matrix(p + "attn_output.weight", dim, qDim);
+                if (biases) {
+                    bq[i] = vector(p + "attn_q.bias", qDim);
+                    bk[i] = vector(p + "attn_k.bias", kvDim);
+                    bv[i] = vector(p + "attn_v.bias", kvDim);
+                }
+                ffnNorm[i] = vector(p + "ffn_norm.weight", dim);
+                gate[i] = matrix(p + "ffn_gate.weight", hid, dim);
+                down[i] = matrix(p + "ffn_down.weight", dim, hid);
+                up[i] = matrix(p + "ffn_up.weight", hid, dim);
+            }
+            float[] outNorm = vector("output_norm.weight", dim);
+            FloatTensor out = tied ? emb : matrix("output.weight", c.vocabSize(), dim);
+            return new LlamaWeights(emb, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, gate, down, up, outNorm, out);
+        }
+
+        Vocabulary vocabulary(int vocabSize) {
+            String model = f.get("tokenizer.ggml.model", String.class);
+            if (model == null) throw fail("missing metadata 'tokenizer.ggml.model'");
+            String pre = f.get("tokenizer.ggml.pre", String.class);
+            String[] tokens = f.get("tokenizer.ggml.tokens", String[].class);
+            if (tokens == null) throw fail("missing metadata 'tokenizer.ggml.tokens'");
+            if (tokens.length != vocabSize)
+                throw fail("tokenizer.ggml.tokens has " + tokens.length + " tokens but token_embd.weight has " + vocabSize + " rows");
+            float[] scores = f.get("tokenizer.ggml.scores", float[].class);
+            if (scores != null && scores.length != vocabSize)
+                throw fail("tokenizer.ggml.scores has " + scores.length + " values for " + vocabSize + " tokens");
+            int[] types = f.get("tokenizer.ggml.token_type", int[].class);
+            if (types != null && types.length != vocabSize)
+                throw fail("tokenizer.ggml.token_type has " + types.length + " values for " + vocabSize + " tokens");
+            String[] merges = f.get("tokenizer.ggml.merges", String[].class);
+            int bos = tokenId("tokenizer.ggml.bos_token_id", vocabSize);
+            int eos = tokenId("tokenizer.ggml.eos_token_id", vocabSize);
+            String template = f.get("tokenizer.chat_template", String.class);
+            return new Vocabulary(model, pre, tokens, scores, types, merges, bos, eos, template);
+        }
+
+        /** A token id, or -1 when absent or stored as uint32/int -1 ("none"). */
+        private int tokenId(String key, int vocabSize) {
+            Long v = f.get(key, Long.class);
+            if (v == null || v == -1 || v == 0xFFFF_FFFFL) return -1;
+            if (v < 0 || v >= vocabSize) throw fail("metadata '" + key + "' = " + v + " is not a token id (vocabulary of " + vocabSize + ")");
+            return (int) (long) v;
+        }
+    }
+}

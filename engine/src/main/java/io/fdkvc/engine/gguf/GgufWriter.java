@@ -161,7 +161,7 @@ public final class GgufWriter {
             out.i64(offset);
             offset = align(offset + t.data.length);
         }
-        out.pad(align(out.count) - out.count);
+        if (!tensors.isEmpty()) out.pad(align(out.count) - out.count);   // no data section without tensors
         for (Tensor t : tensors) {
             out.bytes(t.data);
             out.pad(align(t.data.length) - t.data.length);

@@ -1,0 +1,307 @@
+package io.fdkvc.engine.gguf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fdkvc.engine.ModelFormatException;
+import io.fdkvc.engine.model.GgufModelLoader;
+import io.fdkvc.engine.model.LlamaConfig;
+import io.fdkvc.engine.model.LlamaWeights;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.tensor.FloatTensor;
+import io.fdkvc.engine.tensor.GgmlType;
+import io.fdkvc.engine.tensor.Quantizer;
+import io.fdkvc.engine.tensor.Tensors;
+import io.fdkvc.engine.tokenizer.Vocabulary;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class GgufModelLoaderTest {
+    @TempDir
+    Path dir;
+
+    static Path shared() {
+        String s = System.getProperty("fdkvc.shared");
+        if (s == null) throw new IllegalStateException("system property fdkvc.shared is not set (run the tests through Maven)");
+        return Path.of(s);
+    }
+
+    /**
+     * stories260K.gguf: the README's hyper-parameters. Its metadata says llama.context_length =
+     * 2048 (checked with an independent parser), while llama2.c trained it with 512: the loader
+     * reports what the file says.
+     */
+    @Test
+    void stories260K() throws IOException {
+        Path dirModel = shared().resolve("models/stories260K");
+        try (LoadedModel m = GgufModelLoader.load(dirModel.resolve("stories260K.gguf"))) {
+            LlamaConfig c = m.config();
+            assertThat(c).isEqualTo(new LlamaConfig("llama", 64, 172, 5, 8, 4, 8, 512, 2048, 1e-5f, 10000f,
+                    "none", 1f, 0, false, true));
+            LlamaWeights w = m.weights();
+            assertThat(w.output()).isSameAs(w.tokenEmbedding());   // output.weight is a byte-identical copy
+            assertThat(w.tokenEmbedding().type()).isEqualTo(GgmlType.F32);
+            assertThat(w.wq()).hasSize(5);
+            assertThat(w.wk()[4].rows()).isEqualTo(32);
+            assertThat(w.wDown()[0].rows()).isEqualTo(64);
+            assertThat(w.wDown()[0].cols()).isEqualTo(172);
+            assertThat(w.bq()).isNull();
+            Vocabulary v = m.vocabulary();
+            assertThat(v.model()).isEqualTo("llama");
+            assertThat(v.tokens()).hasSize(512).startsWith("<unk>", "<s>", "</s>", "<0x00>");
+            assertThat(v.tokenTypes()).startsWith(2, 3, 3, 6);
+            assertThat(v.scores()).hasSize(512);
+            assertThat(v.bos()).isEqualTo(1);
+            assertThat(v.eos()).isEqualTo(2);
+            assertThat(v.merges()).isNull();
+
+            // the same weights as llama2.c's checkpoint, read here straight from its layout:
+            // 7 int32 (dim, hidden, layers, heads, kv heads, vocab, seq len), token embedding, rms_att
+            ByteBuffer bin = ByteBuffer.wrap(Files.readAllBytes(dirModel.resolve("stories260K.bin"))).order(ByteOrder.LITTLE_ENDIAN);
+            assertThat(new int[] {bin.getInt(0), bin.getInt(4), bin.getInt(8), bin.getInt(12), bin.getInt(16), bin.getInt(24)})
+                    .containsExactly(64, 172, 5, 8, 4, 512);
+            float[] row = new float[64];
+            for (int t = 0; t < 512; t++) {
+                w.tokenEmbedding().dequantizeRow(t, row, 0);
+                for (int i = 0; i < 64; i++) assertThat(row[i]).isEqualTo(bin.getFloat(28 + 4 * (t * 64 + i)));
+            }
+            int rmsAtt = 28 + 4 * 512 * 64;
+            for (int l = 0; l < 5; l++)
+                for (int i = 0; i < 64; i++) assertThat(w.attnNorm()[l][i]).isEqualTo(bin.getFloat(rmsAtt + 4 * (l * 64 + i)));
+        }
+    }
+
+    // ---- synthetic models --------------------------------------------------------------
+
+    static final int DIM = 64, HIDDEN = 96, LAYERS = 2, HEADS = 4, KV = 2, HEAD_DIM = 16, VOCAB = 40;
+
+    static float[] random(Random r, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) r.nextGaussian() * 0.1f;
+        return a;
+    }
+
+    /** A complete tiny model of {@code arch}; {@code edit} may change the writer before the tensors are added. */
+    static GgufWriter tiny(String arch, GgmlType type, boolean untied, Consumer<GgufWriter> edit) {
+        Random r = new Random(42);
+        GgufWriter w = new GgufWriter()
+                .putString("general.architecture", arch)
+                .putUInt32(arch + ".context_length", 4096)
+                .putUInt32(arch + ".embedding_length", DIM)
+                .putUInt32(arch + ".feed_forward_length", HIDDEN)
+                .putUInt32(arch + ".block_count", LAYERS)
+                .putUInt32(arch + ".attention.head_count", HEADS)
+                .putUInt32(arch + ".attention.head_count_kv", KV)
+                .putFloat32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f)
+                .putFloat32(arch + ".rope.freq_base", 1_000_000f);
+        String[] tokens = new String[VOCAB];
+        for (int i = 0; i < VOCAB; i++) tokens[i] = "t" + i;
+        w.putString("tokenizer.ggml.model", "gpt2").putString("tokenizer.ggml.pre", "qwen2")
+                .putArray("tokenizer.ggml.tokens", GgufValueType.STRING, tokens)
+                .putArray("tokenizer.ggml.token_type", GgufValueType.INT32, new int[VOCAB])
+                .putArray("tokenizer.ggml.merges", GgufValueType.STRING, new String[] {"t 1", "t 2"})
+                .putUInt32("tokenizer.ggml.bos_token_id", 0xFFFF_FFFFL)
+                .putUInt32("tokenizer.ggml.eos_token_id", 7)
+                .putString("tokenizer.chat_template", "{{ messages }}");
+        edit.accept(w);
+        w.addTensor("token_embd.weight", type, random(r, VOCAB * DIM), DIM, VOCAB);
+        for (int l = 0; l < LAYERS; l++) {
+            String p = "blk." + l + ".";
+            w.addTensor(p + "attn_norm.weight", GgmlType.F32, random(r, DIM), DIM);
+            w.addTensor(p + "attn_q.weight", type, random(r, HEADS * HEAD_DIM * DIM), DIM, HEADS * HEAD_DIM);
+            w.addTensor(p + "attn_k.weight", type, random(r, KV * HEAD_DIM * DIM), DIM, KV * HEAD_DIM);
+            w.addTensor(p + "attn_v.weight", type, random(r, KV * HEAD_DIM * DIM), DIM, KV * HEAD_DIM);
+            w.addTensor(p + "attn_output.weight", type, random(r, HEADS * HEAD_DIM * DIM), HEADS * HEAD_DIM, DIM);
+            if (arch.equals("qwen2")) {
+                w.addTensor(p + "attn_q.bias", GgmlType.F32, random(r, HEADS * HEAD_DIM), HEADS * HEAD_DIM);
+                w.addTensor(p + "attn_k.bias", GgmlType.F32, random(r, KV * HEAD_DIM), KV * HEAD_DIM);
+                w.addTensor(p + "attn_v.bias", GgmlType.F32, random(r, KV * HEAD_DIM), KV * HEAD_DIM);
+            }
+            w.addTensor(p + "ffn_norm.weight", GgmlType.F32, random(r, DIM), DIM);
+            w.addTensor(p + "ffn_gate.weight", type, random(r, HIDDEN * DIM), DIM, HIDDEN);
+            w.addTensor(p + "ffn_down.weight", type, random(r, HIDDEN * DIM), HIDDEN, DIM);
+            w.addTensor(p + "ffn_up.weight", type, random(r, HIDDEN * DIM), DIM, HIDDEN);
+        }
+        w.addTensor("output_norm.weight", GgmlType.F32, random(r, DIM), DIM);
+        if (untied) w.addTensor("output.weight", type, random(r, VOCAB * DIM), DIM, VOCAB);
+        return w;
+    }
+
+    private Path write(String name, GgufWriter w) {
+        Path f = dir.resolve(name);
+        w.write(f);
+        return f;
+    }
+
+    @Test
+    void qwen2WithBiasesAndUntiedOutput() {
+        Path f = write("qwen2.gguf", tiny("qwen2", GgmlType.Q8_0, true, w -> w.putUInt32("qwen2.attention.key_length", HEAD_DIM)));
+        try (LoadedModel m = GgufModelLoader.load(f); GgufFile g = GgufFile.open(f)) {
+            assertThat(m.config()).isEqualTo(new LlamaConfig("qwen2", DIM, HIDDEN, LAYERS, HEADS, KV, HEAD_DIM, VOCAB, 4096,
+                    1e-6f, 1_000_000f, "none", 1f, 0, true, false));
+            LlamaWeights w = m.weights();
+            assertThat(w.output()).isNotSameAs(w.tokenEmbedding());
+            assertThat(w.output().type()).isEqualTo(GgmlType.Q8_0);
+            for (int l = 0; l < LAYERS; l++) {
+                assertThat(w.bq()[l]).containsExactly(g.floats("blk." + l + ".attn_q.bias"));
+                assertThat(w.bk()[l]).hasSize(KV * HEAD_DIM);
+                assertThat(w.bv()[l]).containsExactly(g.floats("blk." + l + ".attn_v.bias"));
+                assertThat(w.wo()[l].rows()).isEqualTo(DIM);
+                assertThat(w.wo()[l].cols()).isEqualTo(HEADS * HEAD_DIM);
+                assertThat(w.wGate()[l].rows()).isEqualTo(HIDDEN);
+                assertThat(w.wDown()[l].cols()).isEqualTo(HIDDEN);
+            }
+            Vocabulary v = m.vocabulary();
+            assertThat(v.model()).isEqualTo("gpt2");
+            assertThat(v.preTokenizer()).isEqualTo("qwen2");
+            assertThat(v.merges()).containsExactly("t 1", "t 2");
+            assertThat(v.scores()).isNull();
+            assertThat(v.bos()).isEqualTo(-1);   // uint32 0xFFFFFFFF means none
+            assertThat(v.eos()).isEqualTo(7);
+            assertThat(v.chatTemplate()).isEqualTo("{{ messages }}");
+        }
+    }
+
+    /** Weights are the writer's quantised bytes: check one matrix against an independent decode of Quantizer output. */
+    @Test
+    void llamaQuantisedWeightsAreTheWrittenOnes() {
+        Path f = write("llama.gguf", tiny("llama", GgmlType.Q4_0, false, w -> { }));
+        try (LoadedModel m = GgufModelLoader.load(f)) {
+            assertThat(m.config().ropeNeox()).isFalse();
+            assertThat(m.config().tiedEmbeddings()).isTrue();
+            assertThat(m.config().headDim()).isEqualTo(DIM / HEADS);
+            assertThat(m.weights().output()).isSameAs(m.weights().tokenEmbedding());
+            assertThat(m.weights().bq()).isNull();
+            Random r = new Random(42);
+            float[] emb = random(r, VOCAB * DIM);
+            FloatTensor expect = Tensors.view(GgmlType.Q4_0, MemorySegment.ofArray(Quantizer.quantize(GgmlType.Q4_0, emb)), VOCAB, DIM);
+            assertThat(Tensors.toFloats(m.weights().tokenEmbedding())).containsExactly(Tensors.toFloats(expect));
+        }
+    }
+
+    @Test
+    void ropeScalingMetadata() {
+        Path lin = write("lin.gguf", tiny("llama", GgmlType.F16, false, w -> w.putString("llama.rope.scaling.type", "linear")
+                .putFloat32("llama.rope.scaling.factor", 4f)));
+        try (LoadedModel m = GgufModelLoader.load(lin)) {
+            assertThat(m.config().ropeScaling()).isEqualTo("linear");
+            assertThat(m.config().ropeScaleFactor()).isEqualTo(4f);
+        }
+        Path l3 = write("l3.gguf", tiny("llama", GgmlType.F16, false, w -> w.putString("llama.rope.scaling.type", "llama3")
+                .putFloat32("llama.rope.scaling.factor", 8f).putUInt32("llama.rope.scaling.original_context_length", 8192)));
+        try (LoadedModel m = GgufModelLoader.load(l3)) {
+            assertThat(m.config().ropeScaling()).isEqualTo("llama3");
+            assertThat(m.config().ropeScaleFactor()).isEqualTo(8f);
+            assertThat(m.config().ropeOrigContext()).isEqualTo(8192);
+        }
+        Path yarn = write("yarn.gguf", tiny("qwen2", GgmlType.F16, false, w -> w.putString("qwen2.rope.scaling.type", "yarn")));
+        assertThatThrownBy(() -> GgufModelLoader.load(yarn)).isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining(yarn.toString()).hasMessageContaining("'yarn'");
+    }
+
+    /**
+     * Llama 3.1 divisors as the Llama 3.1 reference computes them (factor 8, low/high frequency
+     * factors 1 and 4, original context 8192), stored as rope_freqs.weight.
+     */
+    static float[] llama31Divisors(double theta, int headDim) {
+        float[] d = new float[headDim / 2];
+        for (int j = 0; j < d.length; j++) {
+            double freq = Math.pow(theta, -2.0 * j / headDim), wavelen = 2 * Math.PI / freq;
+            double lowWavelen = 8192 / 1.0, highWavelen = 8192 / 4.0;
+            if (wavelen < highWavelen) d[j] = 1;
+            else if (wavelen > lowWavelen) d[j] = 8;
+            else {
+                double smooth = (8192 / wavelen - 1) / (4 - 1);
+                d[j] = (float) (1 / ((1 - smooth) / 8 + smooth));
+            }
+        }
+        return d;
+    }
+
+    @Test
+    void ropeFreqsTensorIsReadAsLlama3Scaling() {
+        float[] div = llama31Divisors(500000, HEAD_DIM);
+        assertThat(div[0]).isEqualTo(1f);
+        assertThat(div[div.length - 1]).isEqualTo(8f);
+        Path f = write("rf.gguf", tiny("llama", GgmlType.F32, false, w -> w.putFloat32("llama.rope.freq_base", 500000f)
+                .addTensor("rope_freqs.weight", GgmlType.F32, div, HEAD_DIM / 2)));
+        try (LoadedModel m = GgufModelLoader.load(f)) {
+            assertThat(m.config().ropeScaling()).isEqualTo("llama3");
+            assertThat(m.config().ropeScaleFactor()).isEqualTo(8f);
+            assertThat(m.config().ropeOrigContext()).isEqualTo(8192);
+        }
+        float[] bad = div.clone();
+        bad[1] = 1.3f;   // a high frequency, which llama3 scaling leaves alone (divisor 1)
+        Path g = write("rf-bad.gguf", tiny("llama", GgmlType.F32, false, w -> w.putFloat32("llama.rope.freq_base", 500000f)
+                .addTensor("rope_freqs.weight", GgmlType.F32, bad, HEAD_DIM / 2)));
+        assertThatThrownBy(() -> GgufModelLoader.load(g)).isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining("rope_freqs.weight[1] = 1.3").hasMessageContaining("factor 8.0");
+    }
+
+    @Test
+    void brokenModelsNameTheProblem() {
+        Path gpt2 = write("gpt2.gguf", tiny("llama", GgmlType.F32, false, w -> w.putString("general.architecture", "gpt2")));
+        assertThatThrownBy(() -> GgufModelLoader.load(gpt2)).isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining(gpt2.toString()).hasMessageContaining("unsupported architecture 'gpt2'");
+
+        Path noArch = write("noarch.gguf", new GgufWriter().putUInt32("x", 1));
+        assertThatThrownBy(() -> GgufModelLoader.load(noArch)).hasMessageContaining("general.architecture");
+
+        Path noHeads = write("noheads.gguf", tiny("llama", GgmlType.F32, false, w -> w.put("llama.attention.head_count",
+                GgufValueType.STRING, "four")));
+        assertThatThrownBy(() -> GgufModelLoader.load(noHeads)).hasMessageContaining("llama.attention.head_count").hasMessageContaining("String");
+
+        Path badEos = write("eos.gguf", tiny("llama", GgmlType.F32, false, w -> w.putUInt32("tokenizer.ggml.eos_token_id", VOCAB)));
+        assertThatThrownBy(() -> GgufModelLoader.load(badEos)).hasMessageContaining("'tokenizer.ggml.eos_token_id' = " + VOCAB);
+
+        Path tokens = write("tok.gguf", tiny("llama", GgmlType.F32, false, w -> w.putArray("tokenizer.ggml.tokens",
+                GgufValueType.STRING, new String[] {"a", "b"})));
+        assertThatThrownBy(() -> GgufModelLoader.load(tokens)).hasMessageContaining("2 tokens").hasMessageContaining(VOCAB + " rows");
+
+        Path heads = write("heads.gguf", tiny("llama", GgmlType.F32, false, w -> w.putUInt32("llama.attention.head_count_kv", 3)));
+        assertThatThrownBy(() -> GgufModelLoader.load(heads)).hasMessageContaining("not a multiple of 3 KV heads");
+
+        // a shape that disagrees with the metadata
+        Path shape = write("shape.gguf", tiny("llama", GgmlType.F32, false, w -> w.putUInt32("llama.feed_forward_length", HIDDEN * 2)));
+        assertThatThrownBy(() -> GgufModelLoader.load(shape)).hasMessageContaining("blk.0.ffn_gate.weight").hasMessageContaining("expected [64, 192]");
+
+        // qwen2 needs its biases: drop one by renaming it
+        GgufWriter q = tiny("qwen2", GgmlType.F32, false, w -> { });
+        byte[] bytes = q.toBytes();
+        byte[] from = "blk.1.attn_k.bias".getBytes(), to = "blk.1.attn_k.bia_".getBytes();
+        replace(bytes, from, to);
+        Path noBias = dir.resolve("nobias.gguf");
+        writeBytes(noBias, bytes);
+        assertThatThrownBy(() -> GgufModelLoader.load(noBias)).isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining(noBias.toString()).hasMessageContaining("missing tensor 'blk.1.attn_k.bias'");
+
+        Path missing = dir.resolve("absent.gguf");
+        assertThatThrownBy(() -> GgufModelLoader.load(missing)).isInstanceOf(ModelFormatException.class).hasMessageContaining("does not exist");
+    }
+
+    private static void replace(byte[] b, byte[] from, byte[] to) {
+        outer:
+        for (int i = 0; i + from.length <= b.length; i++) {
+            for (int j = 0; j < from.length; j++) if (b[i + j] != from[j]) continue outer;
+            System.arraycopy(to, 0, b, i, to.length);
+            return;
+        }
+        throw new AssertionError("not found");
+    }
+
+    private static void writeBytes(Path f, byte[] b) {
+        try {
+            Files.write(f, b);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

@@ -80,8 +80,9 @@ public final class EvalRun {
         out.println("report: " + dir.resolve("report.md"));
         out.flush();
         if (!o.quiet()) {
-            err.println(String.format(Locale.ROOT, "eval: done in %.1f s (simulation %.1f s), report and plots written in %.1f s more",
-                    seconds, results.seconds(), (System.nanoTime() - t0) / 1e9 - seconds));
+            err.println(String.format(Locale.ROOT, "eval: done in %.1f s (simulation %.1f s, statistics %.1f s, report and plots %.1f s), %.1f s of CPU",
+                    (System.nanoTime() - t0) / 1e9, results.seconds(), seconds - results.seconds(), (System.nanoTime() - t0) / 1e9 - seconds,
+                    RunInfo.processCpuSeconds() - cpu0));
             err.flush();
         }
         return 0;

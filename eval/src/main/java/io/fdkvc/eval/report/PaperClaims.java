@@ -47,9 +47,19 @@ public final class PaperClaims {
         return "does not reproduce: no significant difference";
     }
 
+    /**
+     * Effects whose whole interval lies within +-0.5% are called negligible: with 600 paired
+     * dialogues the intervals are so narrow that a 0.01% difference is "significant", and calling
+     * that a confirmed component would overstate it.
+     */
+    public static final double NEGLIGIBLE = 0.005;
+
     /** A verdict on an ablation: does removing the component lower FD-KVC's composite alignment? */
     public static String ablationVerdict(MetricResult improvementOverAblation) {
         if (improvementOverAblation == null || Double.isNaN(improvementOverAblation.mean())) return "not measured";
+        if (Math.abs(improvementOverAblation.ciLow()) < NEGLIGIBLE && Math.abs(improvementOverAblation.ciHigh()) < NEGLIGIBLE) {
+            return "negligible (the whole interval within +-0.5%)";
+        }
         if (improvementOverAblation.ciLow() > 0) return "confirmed (the component helps)";
         if (improvementOverAblation.ciHigh() < 0) return "contradicted (FD-KVC better without it)";
         return "not confirmed (no significant difference)";

@@ -30,12 +30,14 @@ public final class SyntheticReport {
 
     /** Writes report.md, results.csv, results.json and the PNGs into {@code dir} (which exists). */
     public static void writeAll(SyntheticResults r, RunInfo info, Path dir, Extra extra) throws IOException {
+        long t0 = System.nanoTime();
         List<String[]> plots = writePlots(r, dir);
+        double plotSeconds = (System.nanoTime() - t0) / 1e9;
         List<MetricResult> rows = new ArrayList<>(r.table());
         rows.addAll(extra.rows());
         Files.writeString(dir.resolve("results.csv"), ResultsCsv.format(rows), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("results.json"), ResultsJson.format(r, info, extra.rows()), StandardCharsets.UTF_8);
-        Files.writeString(dir.resolve("report.md"), markdown(r, info, plots, extra.markdown()), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("report.md"), markdown(r, info, plots, extra.markdown(), plotSeconds), StandardCharsets.UTF_8);
     }
 
     /** The policies drawn in the per-turn plots: FD-KVC first, then every non-ablation. */
@@ -48,9 +50,10 @@ public final class SyntheticReport {
         return out;
     }
 
-    /** Draws the plots; returns {file, caption} pairs in report order. */
+    /** Draws the plots (in parallel: each is its own chart and file); returns {file, caption} pairs in report order. */
     public static List<String[]> writePlots(SyntheticResults r, Path dir) {
         List<String[]> out = new ArrayList<>();
+        List<Runnable> jobs = new ArrayList<>();
         int turns = r.config().generator().turns();
         double[] x = new double[turns];
         for (int t = 0; t < turns; t++) x[t] = t;
@@ -64,8 +67,8 @@ public final class SyntheticReport {
             hi[i] = m.ciHigh();
         }
         String summary = "summary.png";
-        Plots.bars(dir.resolve(summary), "Late-turn alignment (" + scope + "), 95% CI", "cos(read-out, topic)", names, mean, lo, hi);
-        out.add(new String[]{summary, "Late-turn alignment per policy (" + scope + "), the error bar spans the 95% interval (its larger half-width on both sides)."});
+        jobs.add(() -> Plots.bars(dir.resolve(summary), "Late-turn alignment (" + scope + "), 95% CI", "cos(read-out, topic)", names, mean, lo, hi));
+        out.add(new String[]{summary, "Late-turn alignment per policy (" + scope + "); the error bar spans the 95% interval (its larger half-width on both sides)."});
         List<String> shown = plotted(r);
         for (Scenario s : r.config().scenarios()) {
             Map<String, double[]> al = new LinkedHashMap<>(), comp = new LinkedHashMap<>(), ad = new LinkedHashMap<>();
@@ -74,19 +77,21 @@ public final class SyntheticReport {
                 comp.put(p, r.curve(SyntheticResults.Curve.RETENTION, s, p));
                 if (s.hasTopicChanges()) ad.put(p, r.adaptationCurve(s, p));
             }
-            String f = "alignment-" + s.id() + ".png";
-            Plots.lines(dir.resolve(f), "Alignment by turn: " + s.id(), "turn", "cos(read-out, current topic)", x, al, null);
-            out.add(new String[]{f, s.id() + ": alignment of the read-out with the current topic, turn by turn (mean over dialogues)."});
-            f = "composition-" + s.id() + ".png";
-            Plots.lines(dir.resolve(f), "Cache composition: " + s.id(), "turn", "share of the cache on the current topic", x, comp, new double[]{0, 1.02});
-            out.add(new String[]{f, s.id() + ": share of the cache (after each turn's eviction) on the current topic."});
+            String fa = "alignment-" + s.id() + ".png";
+            jobs.add(() -> Plots.lines(dir.resolve(fa), "Alignment by turn: " + s.id(), "turn", "cos(read-out, current topic)", x, al, null));
+            out.add(new String[]{fa, s.id() + ": alignment of the read-out with the current topic, turn by turn (mean over dialogues)."});
+            String fc = "composition-" + s.id() + ".png";
+            jobs.add(() -> Plots.lines(dir.resolve(fc), "Cache composition: " + s.id(), "turn", "share of the cache on the current topic", x, comp,
+                    new double[]{0, 1.02}));
+            out.add(new String[]{fc, s.id() + ": share of the cache (after each turn's eviction) on the current topic."});
             if (s.hasTopicChanges()) {
-                f = "adaptation-" + s.id() + ".png";
-                Plots.lines(dir.resolve(f), "Adaptation after a topic change: " + s.id(), "turns since the change",
-                        "attention of the retained past on the new topic", x, ad, new double[]{0, 1.02});
-                out.add(new String[]{f, s.id() + ": attention mass of the retained past on the new topic, by turns since the change (threshold 0.5 defines adaptation_turns)."});
+                String fd = "adaptation-" + s.id() + ".png";
+                jobs.add(() -> Plots.lines(dir.resolve(fd), "Adaptation after a topic change: " + s.id(), "turns since the change",
+                        "attention of the retained past on the new topic", x, ad, new double[]{0, 1.02}));
+                out.add(new String[]{fd, s.id() + ": attention mass of the retained past on the new topic, by turns since the change (threshold 0.5 defines adaptation_turns)."});
             }
         }
+        jobs.parallelStream().forEach(Runnable::run);
         return out;
     }
 
@@ -194,14 +199,15 @@ public final class SyntheticReport {
 
     // ---------------------------------------------------------------- report.md
 
-    public static String markdown(SyntheticResults r, RunInfo info, List<String[]> plots, String extraMarkdown) {
+    public static String markdown(SyntheticResults r, RunInfo info, List<String[]> plots, String extraMarkdown, double plotSeconds) {
         StringBuilder md = new StringBuilder();
         GeneratorConfig g = r.config().generator();
         md.append("# FD-KVC evaluation report\n\n");
         md.append("Command: `").append(info.command()).append("`  \n");
         md.append("Started: ").append(info.started()).append("  \n");
-        md.append(String.format(Locale.ROOT, "Run time: %.1f s wall clock (simulation %.1f s, then the bootstrap), %.1f s of CPU, %d worker thread(s), %d processor(s) available%n%n",
-                info.seconds(), r.seconds(), info.cpuSeconds(), info.threads(), Runtime.getRuntime().availableProcessors()));
+        md.append(String.format(Locale.ROOT, "Run time: %.1f s wall clock (simulation %.1f s, then the bootstrap), %.1f s of CPU, %d worker thread(s), "
+                        + "%d processor(s) available; then %.1f s to draw the plots%n%n",
+                info.seconds(), r.seconds(), info.cpuSeconds(), info.threads(), Runtime.getRuntime().availableProcessors(), plotSeconds));
         md.append("Definitions of the generator and of every metric: `docs/evaluation.md`.\n\n");
         md.append("| setting | value |\n|---|---|\n");
         md.append("| scenarios | ").append(String.join(", ", columns(r).stream().filter(c -> !c.equals(SyntheticResults.COMPOSITE)).toList())).append(" |\n");

@@ -168,13 +168,14 @@ public final class SyntheticResults {
     /** Tidy rows with 95% bootstrap intervals: per scenario, composite, and FD-KVC's comparisons. */
     public synchronized List<MetricResult> table() {
         if (table != null) return table;
-        List<MetricResult> rows = new ArrayList<>();
+        // Each row is an independent, separately seeded bootstrap: computed in parallel, kept in order.
+        List<java.util.function.Supplier<MetricResult>> jobs = new ArrayList<>();
         List<String> names = cfg.policies().stream().map(p -> p.name()).toList();
         for (Scenario s : cfg.scenarios()) {
             for (String p : names) {
                 for (String m : METRICS) {
                     if (!defined(m, s)) continue;
-                    rows.add(row(s.id(), p, m, Bootstrap.mean(values(m, s, p), seed(s.id(), p, m))));
+                    jobs.add(() -> row(s.id(), p, m, Bootstrap.mean(values(m, s, p), seed(s.id(), p, m))));
                 }
             }
         }
@@ -183,7 +184,7 @@ public final class SyntheticResults {
             for (String p : names) {
                 for (String m : METRICS) {
                     if (cfg.scenarios().stream().noneMatch(s -> inComposite(m, s))) continue;
-                    rows.add(row(COMPOSITE, p, m, Bootstrap.mean(compositeValues(m, p), seed(COMPOSITE, p, m))));
+                    jobs.add(() -> row(COMPOSITE, p, m, Bootstrap.mean(compositeValues(m, p), seed(COMPOSITE, p, m))));
                 }
             }
         }
@@ -195,21 +196,25 @@ public final class SyntheticResults {
                 Scenario s = sid.equals(COMPOSITE) ? null : Scenario.fromId(sid, "scenario");
                 for (String q : names) {
                     if (q.equals(FDKVC)) continue;
-                    double[] a = s == null ? compositeValues(LATE_ALIGNMENT, FDKVC) : values(LATE_ALIGNMENT, s, FDKVC);
-                    double[] b = s == null ? compositeValues(LATE_ALIGNMENT, q) : values(LATE_ALIGNMENT, s, q);
-                    rows.add(row(sid, FDKVC, IMPROVEMENT_VS + q, Bootstrap.relativeImprovement(a, b, seed(sid, q, IMPROVEMENT_VS))));
+                    jobs.add(() -> {
+                        double[] a = s == null ? compositeValues(LATE_ALIGNMENT, FDKVC) : values(LATE_ALIGNMENT, s, FDKVC);
+                        double[] b = s == null ? compositeValues(LATE_ALIGNMENT, q) : values(LATE_ALIGNMENT, s, q);
+                        return row(sid, FDKVC, IMPROVEMENT_VS + q, Bootstrap.relativeImprovement(a, b, seed(sid, q, IMPROVEMENT_VS)));
+                    });
                 }
                 boolean changes = s == null ? cfg.scenarios().stream().anyMatch(Scenario::hasTopicChanges) : s.hasTopicChanges();
                 if (!changes) continue;
                 for (String q : H2O) {
                     if (!names.contains(q)) continue;
-                    double[] a = s == null ? compositeValues(ADAPTATION, q) : values(ADAPTATION, s, q);
-                    double[] b = s == null ? compositeValues(ADAPTATION, FDKVC) : values(ADAPTATION, s, FDKVC);
-                    rows.add(row(sid, FDKVC, SPEEDUP_VS + q, Bootstrap.ratio(a, b, seed(sid, q, SPEEDUP_VS))));
+                    jobs.add(() -> {
+                        double[] a = s == null ? compositeValues(ADAPTATION, q) : values(ADAPTATION, s, q);
+                        double[] b = s == null ? compositeValues(ADAPTATION, FDKVC) : values(ADAPTATION, s, FDKVC);
+                        return row(sid, FDKVC, SPEEDUP_VS + q, Bootstrap.ratio(a, b, seed(sid, q, SPEEDUP_VS)));
+                    });
                 }
             }
         }
-        table = List.copyOf(rows);
+        table = java.util.stream.IntStream.range(0, jobs.size()).parallel().mapToObj(i -> jobs.get(i).get()).toList();
         return table;
     }
 

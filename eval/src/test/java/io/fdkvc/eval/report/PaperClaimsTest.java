@@ -34,6 +34,9 @@ class PaperClaimsTest {
         assertThat(PaperClaims.ablationVerdict(iv(0.02, 0.01, 0.03))).startsWith("confirmed");
         assertThat(PaperClaims.ablationVerdict(iv(-0.02, -0.03, -0.01))).startsWith("contradicted");
         assertThat(PaperClaims.ablationVerdict(iv(0.0, -0.01, 0.01))).startsWith("not confirmed");
+        assertThat(PaperClaims.ablationVerdict(iv(0.001, 0.0005, 0.002))).startsWith("negligible");
+        assertThat(PaperClaims.ablationVerdict(iv(-0.001, -0.002, -0.0005))).startsWith("negligible");
+        assertThat(PaperClaims.ablationVerdict(iv(0.004, 0.003, 0.006))).startsWith("confirmed");
     }
 
     @Test

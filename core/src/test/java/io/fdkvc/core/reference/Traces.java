@@ -110,6 +110,26 @@ public final class Traces {
         };
     }
 
+    /**
+     * The same traces with keys and queries multiplied by 1, 30 or 1000: logits up to about 4000,
+     * far past where a softmax without the max subtracted overflows.
+     */
+    public static Arbitrary<Trace> scaled(Arbitrary<Trace> traces) {
+        return Combinators.combine(traces, Arbitraries.of(1f, 30f, 1000f)).as((t, f) -> {
+            List<TurnInput> turns = t.turns().stream().map(in -> new TurnInput(
+                    Arrays.stream(in.queries()).map(q -> times(q, f)).toArray(float[][]::new),
+                    in.queryEmbedding(),
+                    in.entries().stream().map(e -> new NewEntry(times(e.key(), f), e.embeddingOrKey())).toList())).toList();
+            return new Trace(t.policy(), t.budget(), t.params(), t.dim(), turns);
+        });
+    }
+
+    private static float[] times(float[] v, float f) {
+        float[] out = new float[v.length];
+        for (int i = 0; i < v.length; i++) out[i] = v[i] * f;
+        return out;
+    }
+
     /** d in 2..16, 1..12 turns of 0..10 entries and 1..6 query rows, budget 1..20. */
     public static Arbitrary<Trace> traces(List<String> names) {
         return Combinators.combine(Arbitraries.of(names).withoutEdgeCases(), Arbitraries.integers().between(1, 20),

@@ -311,6 +311,41 @@ class HandComputedTest {
     }
 
     @Nested
+    @DisplayName("sinks by position (fdkvc) and by order (streaming) when positions do not start at 0")
+    class SinkDefinitions {
+
+        private KvStream streamWith(long... positions) {
+            KvStream s = new KvStream(4, 0, 4, 16, false);
+            for (long p : positions) s.append(p, X, 0, null, 0, X, 0);
+            return s;
+        }
+
+        @Test
+        void fdkvcSinksAreThePositionsBelowSinks() {
+            // spec: "sinks: leading entries (position < sinks) never evicted"; positions 10..13 are
+            // all >= 2, so none is a sink: four identical entries, budget 2 -> 10 and 11 go (ties by position)
+            var policy = io.fdkvc.core.policy.PolicyRegistry.spec("fdkvc", 2, Map.of("sinks", 1)).newPolicy();
+            KvStream s = streamWith(10, 11, 12, 13);
+            policy.endTurn(s, CoreDriver.toTurn(turn(rows(X), null), 4));
+            assertThat(s.evicted().toArray()).containsExactly(10L, 11L);
+        }
+
+        @Test
+        @org.junit.jupiter.api.Disabled("BUG (or spec ambiguity): streaming treats position < sinks as sinks; the spec says "
+                + "'the first `sinks` entries'. Positions 10..14, sinks 1, budget 2: spec keeps 10 and 14 (evicts 11, 12, 13); "
+                + "core keeps 13 and 14 (evicts 10, 11, 12). Same result whenever positions start at 0.")
+        void streamingSinksAreTheFirstEntries() {
+            // spec: "the first `sinks` (default 4) entries plus the B - sinks most recent":
+            // positions 10..14, sinks 1, budget 2 -> keep 10 and 14
+            var policy = io.fdkvc.core.policy.PolicyRegistry.spec("streaming", 2, Map.of("sinks", 1)).newPolicy();
+            KvStream s = streamWith(10, 11, 12, 13, 14);
+            policy.endTurn(s, CoreDriver.toTurn(turn(rows(X), null), 4));
+            assertThat(s.evicted().toArray()).containsExactly(11L, 12L, 13L);
+            assertThat(java.util.Arrays.copyOf(s.positions(), s.size())).containsExactly(10L, 14L);
+        }
+    }
+
+    @Nested
     @DisplayName("baselines")
     class Baselines {
 

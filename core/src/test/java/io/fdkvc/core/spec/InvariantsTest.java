@@ -39,6 +39,11 @@ class InvariantsTest {
     }
 
     @Provide
+    Arbitrary<Trace> anyPolicyLargeLogits() {
+        return Traces.scaled(Traces.traces(allNames()));
+    }
+
+    @Provide
     Arbitrary<Trace> withSinks() {
         List<String> names = new ArrayList<>(Traces.FDKVC_VARIANTS);
         names.add("streaming");
@@ -67,10 +72,11 @@ class InvariantsTest {
     /**
      * Bounded policies hold at most B entries after a turn; every policy conserves entries (what
      * it holds plus what it evicted is what it held before plus the turn's entries, each evicted
-     * once); positions stay increasing; c, rho, h are finite and non-negative; weights sum to 1.
+     * once); positions stay increasing; c, rho, h are finite and non-negative; weights sum to 1;
+     * all of it also with logits in the thousands (keys and queries scaled up to 1000).
      */
-    @Property(tries = 250)
-    void budgetConservationAndFiniteScores(@ForAll("anyPolicy") Trace t) {
+    @Property(tries = 300)
+    void budgetConservationAndFiniteScores(@ForAll("anyPolicyLargeLogits") Trace t) {
         PolicySpec spec = spec(t);
         CoreDriver d = new CoreDriver(spec, t.dim(), CoreDriver.longestTurn(t.turns()));
         boolean bounded = !d.policy().unbounded();

@@ -15,6 +15,8 @@ public record EvalConfig(GeneratorConfig generator, List<Scenario> scenarios, in
     /** The evaluation's default seed; {@code fdkvc tune} refuses it. */
     public static final long DEFAULT_SEED = 1;
     public static final int DEFAULT_DIALOGUES = 120;
+    /** Most per-turn curve values a run keeps (8 bytes each: about 400 MB). */
+    public static final long MAX_CURVE_CELLS = 50_000_000L;
 
     public EvalConfig {
         scenarios = List.copyOf(scenarios);
@@ -23,7 +25,12 @@ public record EvalConfig(GeneratorConfig generator, List<Scenario> scenarios, in
         if (new HashSet<>(scenarios).size() != scenarios.size()) throw new InputException("--scenario: a scenario is given twice");
         if (policies.isEmpty()) throw new InputException("--policy: at least one policy is needed");
         if (dialogues < 1) throw new InputException("--dialogues: must be >= 1, got " + dialogues);
-        if (dialogues > 1_000_000) throw new InputException("--dialogues: must be <= 1000000, got " + dialogues);
+        // the per-turn curves keep 3 doubles per (scenario, policy, dialogue, turn)
+        long cells = 3L * scenarios.size() * policies.size() * dialogues * generator.turns();
+        if (cells > MAX_CURVE_CELLS) {
+            throw new InputException("--dialogues: " + dialogues + " dialogues x " + generator.turns() + " turns x " + policies.size()
+                    + " policies x " + scenarios.size() + " scenarios is more than the run keeps in memory; use fewer dialogues");
+        }
         if (threads < 1) throw new InputException("--threads: must be >= 1, got " + threads);
         if (threads > 1024) throw new InputException("--threads: must be <= 1024, got " + threads);
         for (PolicySpec p : policies) {

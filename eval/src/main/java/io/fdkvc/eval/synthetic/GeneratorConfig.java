@@ -19,6 +19,9 @@ public record GeneratorConfig(int turns, int entriesPerTurn, int queries, int di
     /** The benchmark's defaults, fixed before any result was seen. */
     public static final GeneratorConfig DEFAULTS = new GeneratorConfig(24, 16, 4, 64, 64, 1.0, 4.0);
 
+    /** Most floats in one of a dialogue's arrays (T * max(n, m) * d). */
+    public static final long MAX_FLOATS = 1L << 25;
+
     public GeneratorConfig {
         // topic-return needs three phases and the late third at least one turn
         atLeast("--turns", turns, 3);
@@ -30,10 +33,12 @@ public record GeneratorConfig(int turns, int entriesPerTurn, int queries, int di
         if (!Double.isFinite(sharpness) || sharpness <= 0) {
             throw new InputException("--sharpness: must be a finite number > 0, got " + sharpness);
         }
-        long total = (long) turns * entriesPerTurn;
-        if (total * Math.max(dim, queries) > 50_000_000L) {
-            throw new InputException("--turns x --entries-per-turn x --dim: a dialogue of " + total + " entries in "
-                    + dim + " dims is too large for this simulator (limit 5e7 floats)");
+        // A worker holds a dialogue's keys and values (and a full cache of them): keep each array
+        // well inside a Java array and a laptop's memory.
+        long floats = (long) turns * Math.max(entriesPerTurn, queries) * dim;
+        if (floats > MAX_FLOATS) {
+            throw new InputException("--turns x --entries-per-turn x --dim: " + turns + " x " + entriesPerTurn + " x " + dim
+                    + " floats per dialogue is more than this simulator holds (" + MAX_FLOATS + ")");
         }
     }
 

@@ -59,5 +59,12 @@ class EvalPoliciesTest {
         assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, Double.NaN, 4)).hasMessageStartingWith("--noise:");
         assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, 1, 0)).hasMessageStartingWith("--sharpness:");
         assertThatThrownBy(() -> Scenario.fromId("nope", "--scenario")).hasMessageStartingWith("--scenario: unknown scenario 'nope'");
+        assertThatThrownBy(() -> new GeneratorConfig(100_000, 16, 4, 64, 64, 1, 4)).hasMessageStartingWith("--turns x --entries-per-turn x --dim:");
+        GeneratorConfig g = GeneratorConfig.DEFAULTS;
+        var specs = EvalPolicies.build(List.of("h2o"), g.budget(), Map.of(), EvalPolicies.Defaults.SPEC);
+        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.values()), 1_000_000, specs, 1, 1)).hasMessageStartingWith("--dialogues:");
+        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.values()), 10, specs, 1, 0)).hasMessageStartingWith("--threads:");
+        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.TOPIC_SHIFT, Scenario.TOPIC_SHIFT), 10, specs, 1, 1))
+                .hasMessageStartingWith("--scenario:");
     }
 }

@@ -20,9 +20,10 @@ public final class StreamingPolicy extends RankingPolicy {
 
     @Override
     protected void score(KvStream stream, Turn turn, int[] tier, double[] score) {
-        long[] pos = stream.positions();
+        // Sinks are the first `sinks` entries the stream ever held: they are never evicted, so
+        // they are always its first indices, whatever positions the stream started at.
         for (int i = 0; i < stream.size(); i++) {
-            tier[i] = pos[i] < sinks ? Ranker.NEVER : 0;
+            tier[i] = i < sinks ? Ranker.NEVER : 0;
             score[i] = i;
         }
     }

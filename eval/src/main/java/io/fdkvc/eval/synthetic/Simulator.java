@@ -63,14 +63,19 @@ public final class Simulator {
             ensure(size);
 
             // What the model sees during turn t: C_{t-1} with its eq. 9 bias, plus the new entries (factor 1).
+            // The softmax over the retained past alone is the same weights renormalised over the
+            // past, and a cosine ignores scale: one pass gives both read-outs.
             StreamAttention.weights(stream, size, turn.meanQuery(), 0, modulated, weights);
-            out.alignment[t] = readoutCosine(stream, size, dlg.topic, t * d);
+            java.util.Arrays.fill(readout, 0f);
+            accumulate(stream, 0, past);
             if (past > 0) {
-                // The retained past alone: what the eviction decisions left.
-                StreamAttention.weights(stream, past, turn.meanQuery(), 0, modulated, weights);
-                out.alignmentPast[t] = readoutCosine(stream, past, dlg.topic, t * d);
-                out.pastMassOnCurrent[t] = Metrics.massOn(weights, dlg.entryLabel, stream.positions(), past, label);
+                double pastMass = 0;
+                for (int i = 0; i < past; i++) pastMass += weights[i];
+                out.alignmentPast[t] = cosine(dlg.topic, t * d);
+                out.pastMassOnCurrent[t] = Metrics.massOn(weights, dlg.entryLabel, stream.positions(), past, label) / pastMass;
             }
+            accumulate(stream, past, size);
+            out.alignment[t] = cosine(dlg.topic, t * d);
 
             policy.endTurn(stream, turn);
             out.retention[t] = Metrics.share(dlg.entryLabel, stream.positions(), stream.size(), label);
@@ -79,12 +84,16 @@ public final class Simulator {
         out.finalSize = stream.size();
     }
 
-    /** cos(sum_i w_i v_i, topic) over the first {@code count} entries, with the weights in {@link #weights}. */
-    private double readoutCosine(KvStream s, int count, float[] topic, int topicOff) {
+    /** readout += sum of w_i v_i over entries [from, to), with the weights in {@link #weights}. */
+    private void accumulate(KvStream s, int from, int to) {
         int d = c.dim();
-        java.util.Arrays.fill(readout, 0f);
         float[] v = s.values();
-        for (int i = 0; i < count; i++) VectorMath.axpy((float) weights[i], v, i * d, readout, 0, d);
+        for (int i = from; i < to; i++) VectorMath.axpy((float) weights[i], v, i * d, readout, 0, d);
+    }
+
+    /** cos(readout, topic). */
+    private double cosine(float[] topic, int topicOff) {
+        int d = c.dim();
         double dot = VectorMath.dot(readout, 0, topic, topicOff, d);
         return VectorMath.cosine(dot, VectorMath.norm(readout, 0, d), VectorMath.norm(topic, topicOff, d));
     }

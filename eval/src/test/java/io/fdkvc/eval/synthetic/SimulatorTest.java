@@ -33,6 +33,44 @@ class SimulatorTest {
         assertThat(tr.alignmentPast[0]).isNaN();
     }
 
+    /**
+     * With full, the retained past at turn t is exactly the entries of turns 0..t-1: the past's
+     * attention mass and read-out, computed directly here, must match the simulator's (which
+     * derives them from the softmax over the past plus the turn).
+     */
+    @Test
+    void thePastReadOutMatchesADirectComputation() {
+        Dialogue d = DialogueGenerator.generate(C, Scenario.TOPIC_SHIFT, 8);
+        Trajectory tr = new Trajectory(C.turns());
+        new Simulator(C).run(d, PolicyRegistry.spec("full", C.budget()), tr);
+        int dim = C.dim(), n = C.entriesPerTurn();
+        for (int t : new int[]{1, 12, 13, 23}) {
+            int past = t * n;
+            io.fdkvc.core.cache.KvStream s = new io.fdkvc.core.cache.KvStream(dim, dim, 0, past, false);
+            for (int p = 0; p < past; p++) s.append(p, d.keys, p * dim, d.values, p * dim);
+            float[] q = new float[dim];
+            io.fdkvc.core.math.VectorMath.meanRows(java.util.Arrays.copyOfRange(d.queries, t * C.queries() * dim, (t + 1) * C.queries() * dim),
+                    C.queries(), dim, q);
+            double[] w = new double[past];
+            io.fdkvc.core.cache.StreamAttention.weights(s, past, q, 0, false, w);
+            double mass = 0;
+            double[] o = new double[dim];
+            for (int p = 0; p < past; p++) {
+                if (d.entryLabel[p] == d.turnLabel[t]) mass += w[p];
+                for (int j = 0; j < dim; j++) o[j] += w[p] * d.values[p * dim + j];
+            }
+            double dot = 0, no = 0, nt = 0;
+            for (int j = 0; j < dim; j++) {
+                dot += o[j] * d.topic[t * dim + j];
+                no += o[j] * o[j];
+                nt += d.topic[t * dim + j] * d.topic[t * dim + j];
+            }
+            assertThat(tr.pastMassOnCurrent[t]).as("turn " + t).isCloseTo(mass, within(1e-6));
+            assertThat(tr.alignmentPast[t]).as("turn " + t).isCloseTo(dot / Math.sqrt(no * nt), within(1e-5));
+        }
+        assertThat(tr.pastMassOnCurrent[12]).isEqualTo(0.0); // no B entry in the past at the switch
+    }
+
     @Test
     void windowHoldsTheLastFourTurnsSoItsCompositionFollowsByHand() {
         Dialogue d = DialogueGenerator.generate(C, Scenario.TOPIC_SHIFT, 6);

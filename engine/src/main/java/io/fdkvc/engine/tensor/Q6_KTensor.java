@@ -48,33 +48,38 @@ public final class Q6_KTensor extends SegmentTensor {
     /**
      * Sum over the row of the quarters {@code v} (low nibbles of ql[32v ..], qh bits 2v..2v+1)
      * and {@code v + 2} (high nibbles of the same bytes, qh bits 2v+4..2v+5) of every half.
+     * Products are summed per group of 16 weights before the group's scale is applied, so the
+     * scale costs one FMA per group rather than one multiply per vector.
      */
     private static float pass(MemorySegment s, long p, int nb, float[] x, int xOff, int v) {
         FloatVector acc = FloatVector.zero(F);
-        int shiftLo = 2 * v, shiftHi = 2 * v + 4;
+        int shLo = 4 - 2 * v;   // qh bits 2v, 2v+1 -> bits 4, 5 (left shift by 4 or 2)
+        int shHi = 2 * v;       // qh bits 2v+4, 2v+5 -> bits 4, 5 (right shift by 0 or 2)
         for (int b = 0; b < nb; b++, p += BLOCK) {
-            FloatVector part = FloatVector.zero(F);
+            FloatVector blockSum = FloatVector.zero(F);
             for (int h = 0; h < 2; h++) {
                 long qlp = p + 64 * h + 32 * v, qhp = p + 128 + 32 * h, scp = p + 192 + 8 * h + 2 * v;
                 int xa = xOff + b * QK + 128 * h + 32 * v;
-                for (int l = 0; l < 32; l += BL) {
-                    ByteVector bl = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
-                    ByteVector bh = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
-                    for (int k = 0; k < PARTS; k++) {
-                        // bit surgery in 32-bit lanes: x86 has no byte shifts
-                        IntVector ql = Simd.toInts(bl, k), qh = Simd.toInts(bh, k);
-                        IntVector q1 = ql.and(0xF).or(qh.lanewise(VectorOperators.ASHR, shiftLo).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
-                        IntVector q3 = ql.lanewise(VectorOperators.ASHR, 4).and(0xF).or(qh.lanewise(VectorOperators.ASHR, shiftHi).and(3).lanewise(VectorOperators.LSHL, 4)).sub(32);
-                        int li = l + k * L;   // L <= 16, so a vector never straddles two scales
-                        long sc = scp + li / 16;
-                        part = Simd.intsToFloats(q1).mul(FloatVector.fromArray(F, x, xa + li))
-                                .fma(FloatVector.broadcast(F, s.get(ValueLayout.JAVA_BYTE, sc)), part);
-                        part = Simd.intsToFloats(q3).mul(FloatVector.fromArray(F, x, xa + 64 + li))
-                                .fma(FloatVector.broadcast(F, s.get(ValueLayout.JAVA_BYTE, sc + 4)), part);
+                for (int g = 0; g < 2; g++) {
+                    FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+                    for (int m = 0; m < 16; m += BL) {
+                        int l = 16 * g + m;
+                        ByteVector bl = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
+                        ByteVector bh = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
+                        for (int k = 0; k < PARTS; k++) {
+                            // bit surgery in 32-bit lanes: x86 has no byte shifts
+                            IntVector ql = Simd.toInts(bl, k), qh = Simd.toInts(bh, k);
+                            IntVector q1 = ql.and(0xF).or(qh.lanewise(VectorOperators.LSHL, shLo).and(0x30)).sub(32);
+                            IntVector q3 = ql.lanewise(VectorOperators.ASHR, 4).and(0xF).or(qh.lanewise(VectorOperators.ASHR, shHi).and(0x30)).sub(32);
+                            lo = Simd.intsToFloats(q1).fma(FloatVector.fromArray(F, x, xa + l + k * L), lo);
+                            hi = Simd.intsToFloats(q3).fma(FloatVector.fromArray(F, x, xa + 64 + l + k * L), hi);
+                        }
                     }
+                    blockSum = lo.fma(FloatVector.broadcast(F, (float) s.get(ValueLayout.JAVA_BYTE, scp + g)), blockSum);
+                    blockSum = hi.fma(FloatVector.broadcast(F, (float) s.get(ValueLayout.JAVA_BYTE, scp + g + 4)), blockSum);
                 }
             }
-            acc = part.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
+            acc = blockSum.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
         }
         return acc.reduceLanes(VectorOperators.ADD);
     }

@@ -33,23 +33,40 @@ public final class Q8_0Tensor extends SegmentTensor {
     public float dot(int row, float[] x, int xOff) {
         checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long base = row * rowBytes;
         int nb = cols / QK;
         // Everything stays in this one method: a helper returning a vector that C2 declines to
-        // inline would box the vector on every block. The only loop-carried dependency is the
-        // per-block FMA with the scale; the block sums before it overlap across iterations.
-        FloatVector acc = FloatVector.zero(F);
-        for (int b = 0; b < nb; b++, p += BLOCK) {
+        // inline would box the vector on every block. Two blocks per iteration with their own
+        // accumulators: the per-block FMA with the scale is the only loop-carried dependency,
+        // and two chains halve it (about 10% on Zen 3).
+        FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
+        int b = 0;
+        for (; b + 1 < nb; b += 2) {
+            long p = base + b * (long) BLOCK;
             int xb = xOff + b * QK;
-            FloatVector sum = FloatVector.zero(F);
+            FloatVector s0 = FloatVector.zero(F), s1 = FloatVector.zero(F);
             for (int j = 0; j < QK; j += BL) {
-                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
-                for (int k = 0; k < PARTS; k++)
-                    sum = Simd.toFloats(q, k).fma(FloatVector.fromArray(F, x, xb + j + k * L), sum);
+                ByteVector q0 = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                ByteVector q1 = ByteVector.fromMemorySegment(B, s, p + BLOCK + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) {
+                    s0 = Simd.toFloats(q0, k).fma(FloatVector.fromArray(F, x, xb + j + k * L), s0);
+                    s1 = Simd.toFloats(q1, k).fma(FloatVector.fromArray(F, x, xb + QK + j + k * L), s1);
+                }
             }
-            acc = sum.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc);
+            acc0 = s0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc0);
+            acc1 = s1.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + BLOCK))), acc1);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        if (b < nb) {
+            long p = base + b * (long) BLOCK;
+            int xb = xOff + b * QK;
+            FloatVector s0 = FloatVector.zero(F);
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q0 = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) s0 = Simd.toFloats(q0, k).fma(FloatVector.fromArray(F, x, xb + j + k * L), s0);
+            }
+            acc0 = s0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc0);
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.fdkvc.cli.engine;
 
 import io.fdkvc.engine.ModelFormatException;
+import io.fdkvc.engine.model.GgufModelLoader;
 import io.fdkvc.engine.model.Llama2cLoader;
 import io.fdkvc.engine.model.LoadedModel;
 import java.io.IOException;
@@ -33,7 +34,7 @@ public final class ModelFiles {
     }
 
     private static LoadedModel loadGguf(Path model) {
-        throw new ModelFormatException(model + ": GGUF models are not supported yet");
+        return GgufModelLoader.load(model);
     }
 
     static boolean isGguf(Path file) {

@@ -51,6 +51,28 @@ class GenerateCommandTest {
         assertThat(r.out()).isEqualTo(reference("runc_greedy_noprompt_256.txt"));
     }
 
+    /** The GGUF file carries the tokenizer: no --tokenizer, same stories. */
+    @Test
+    void theGgufModelTellsTheSameStories() throws IOException {
+        String gguf = dir().resolve("stories260K.gguf").toString();
+        CliRun a = CliRun.of("generate", "--model", gguf, "--prompt", "Once upon a time", "--max-tokens", "60",
+                "--temperature", "0", "--threads", "2");
+        assertThat(a.status()).as(a.err()).isZero();
+        assertThat(a.out()).isEqualTo(reference("runc_greedy_once_upon_a_time_64.txt"));
+        CliRun b = CliRun.of("generate", "--model", gguf, "--max-tokens", "256", "--temperature", "0",
+                "--policy", "fdkvc", "--budget", "400", "--batch", "1");
+        assertThat(b.status()).as(b.err()).isZero();
+        assertThat(b.out()).isEqualTo(reference("runc_greedy_noprompt_256.txt"));
+    }
+
+    @Test
+    void aTruncatedGgufIsRefused(@TempDir Path tmp) throws IOException {
+        byte[] all = Files.readAllBytes(dir().resolve("stories260K.gguf"));
+        Path cut = tmp.resolve("cut.gguf");
+        Files.write(cut, Arrays.copyOf(all, all.length / 2));
+        assertRefused(CliRun.of("generate", "--model", cut.toString()), cut.toString());
+    }
+
     @Test
     void theSameSeedGivesTheSameStory() {
         CliRun a = CliRun.of(args("--temperature", "0.9", "--seed", "17", "--max-tokens", "40", "--prompt", "The dog"));

@@ -60,7 +60,7 @@ public final class Llama implements AutoCloseable {
     private final LlamaWorkers.Body ffnDownPhase = this::ffnDownRange;
     private final LlamaWorkers.Body classifierPhase = this::classifierRange;
 
-    private long attentionNanos;
+    private long attentionNanos, ropeNanos;
 
     /**
      * @param maxBatch most tokens per {@link #forward} call (prefill chunk)
@@ -152,6 +152,8 @@ public final class Llama implements AutoCloseable {
     public float[] logits() { return logits; }
     /** Time spent in attention (key rotation, scores, softmax, values) since construction. */
     public long attentionNanos() { return attentionNanos; }
+    /** The part of {@link #attentionNanos()} spent rotating cached keys to their positions. */
+    public long ropeNanos() { return ropeNanos; }
 
     /** A cache shaped for this model. */
     public KvCache newCache(PolicySpec spec, int maxTurnTokens, PositionMode positions) {
@@ -193,8 +195,11 @@ public final class Llama implements AutoCloseable {
             long t0 = System.nanoTime();
             prepareAttention(cache, l);
             parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
+            long t1 = System.nanoTime();
             parallel(heads * n, attentionPhase, (long) keyStart[kvHeads] * hd * 2 * group * n);
-            attentionNanos += System.nanoTime() - t0;
+            long t2 = System.nanoTime();
+            ropeNanos += t1 - t0;
+            attentionNanos += t2 - t0;
             parallel(dim, outputProjPhase, (long) dim * qDim * n);
             // feed-forward block
             for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.ffnNorm()[l], dim, c.normEps());
@@ -227,12 +232,13 @@ public final class Llama implements AutoCloseable {
         keyStart[0] = 0;
         for (int h = 0; h < kvHeads; h++) {
             KvStream s = cache.stream(l, h);
-            cap = Math.max(cap, s.size());
+            // sized by capacity, not size: a bounded cache allocates its scratch once, at the
+            // first token; only the unbounded (full) cache's doubling makes it grow
+            cap = Math.max(cap, s.capacity());
             keyStart[h + 1] = keyStart[h] + s.size();
         }
         if (cap > scratchCap) {
-            // grows only with the unbounded cache; doubling keeps that rare
-            int nc = Math.max(cap, scratchCap * 2);
+            int nc = cap;
             rotKeys = new float[kvHeads * nc * hd];
             for (int i = 0; i < scores.length; i++) scores[i] = new float[nc];
             scratchCap = nc;
@@ -292,25 +298,98 @@ public final class Llama implements AutoCloseable {
             int self = count - 1;
             rope.rotate(q, t * qDim + h * hd, qr, 0, original ? (int) s.positions()[self] : self);
             int base = kvh * scratchCap * hd;
+            scores(qr, rotKeys, base, count, sc);
             float max = Float.NEGATIVE_INFINITY;
             float[] bias = s.logitBias();
             for (int i = 0; i < count; i++) {
-                float z = dot(qr, rotKeys, base + i * hd, hd) * attnScale;
+                float z = sc[i] * attnScale;
                 if (modulated) z += bias[i];
                 sc[i] = z;
                 if (z > max) max = z;
             }
-            float sum = 0;
-            for (int i = 0; i < count; i++) {
-                float e = (float) Math.exp(sc[i] - max);
-                sc[i] = e;
-                sum += e;
+            float inv = 1f / expInPlace(sc, count, max);
+            weightedValues(sc, count, inv, s.values(), xb2, t * qDim + h * hd);
+        }
+    }
+
+    /**
+     * sc[i] = q . keys[base + i*hd ..] for i < count. Four keys at a time, each with its own
+     * accumulator, so that the four FMA chains and lane reductions overlap instead of one key's
+     * reduction waiting for its last FMA.
+     */
+    private void scores(float[] q, float[] keys, int base, int count, float[] sc) {
+        int L = S.length(), i = 0;
+        if (hd % L == 0) {
+            for (; i + 4 <= count; i += 4) {
+                int b = base + i * hd;
+                FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+                for (int d = 0; d < hd; d += L) {
+                    FloatVector qv = FloatVector.fromArray(S, q, d);
+                    a0 = FloatVector.fromArray(S, keys, b + d).fma(qv, a0);
+                    a1 = FloatVector.fromArray(S, keys, b + hd + d).fma(qv, a1);
+                    a2 = FloatVector.fromArray(S, keys, b + 2 * hd + d).fma(qv, a2);
+                    a3 = FloatVector.fromArray(S, keys, b + 3 * hd + d).fma(qv, a3);
+                }
+                sc[i] = a0.reduceLanes(VectorOperators.ADD);
+                sc[i + 1] = a1.reduceLanes(VectorOperators.ADD);
+                sc[i + 2] = a2.reduceLanes(VectorOperators.ADD);
+                sc[i + 3] = a3.reduceLanes(VectorOperators.ADD);
             }
-            float inv = 1f / sum;
-            int o = t * qDim + h * hd;
-            java.util.Arrays.fill(xb2, o, o + hd, 0f);
-            float[] vals = s.values();
-            for (int i = 0; i < count; i++) axpy(sc[i] * inv, vals, i * hd, xb2, o, hd);
+        }
+        for (; i < count; i++) sc[i] = dot(q, 0, keys, base + i * hd, hd);
+    }
+
+    /** sc[i] = exp(sc[i] - max) for i < count, vectorised (the JIT's vector exp); returns the sum. */
+    private static float expInPlace(float[] sc, int count, float max) {
+        int i = 0;
+        float sum = 0;
+        if (count >= S.length()) {
+            FloatVector acc = FloatVector.zero(S);
+            for (int up = S.loopBound(count); i < up; i += S.length()) {
+                FloatVector e = FloatVector.fromArray(S, sc, i).sub(max).lanewise(VectorOperators.EXP);
+                e.intoArray(sc, i);
+                acc = acc.add(e);
+            }
+            sum = acc.reduceLanes(VectorOperators.ADD);
+        }
+        for (; i < count; i++) {
+            float e = (float) Math.exp(sc[i] - max);
+            sc[i] = e;
+            sum += e;
+        }
+        return sum;
+    }
+
+    /**
+     * out[o .. o+hd) = scale * sum_i p[i] * values[i*hd ..]. The output block stays in registers
+     * (four vectors at a time) while the entries stream by, instead of a load and store of the
+     * output per entry.
+     */
+    private void weightedValues(float[] p, int count, float scale, float[] vals, float[] out, int o) {
+        int L = S.length(), d = 0;
+        for (; d + 4 * L <= hd; d += 4 * L) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+            for (int i = 0, r = d; i < count; i++, r += hd) {
+                FloatVector pi = FloatVector.broadcast(S, p[i]);
+                a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
+                a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
+                a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
+                a3 = FloatVector.fromArray(S, vals, r + 3 * L).fma(pi, a3);
+            }
+            a0.mul(scale).intoArray(out, o + d);
+            a1.mul(scale).intoArray(out, o + d + L);
+            a2.mul(scale).intoArray(out, o + d + 2 * L);
+            a3.mul(scale).intoArray(out, o + d + 3 * L);
+        }
+        for (; d + L <= hd; d += L) {
+            FloatVector a0 = FloatVector.zero(S);
+            for (int i = 0, r = d; i < count; i++, r += hd) a0 = FloatVector.fromArray(S, vals, r).fma(FloatVector.broadcast(S, p[i]), a0);
+            a0.mul(scale).intoArray(out, o + d);
+        }
+        for (; d < hd; d++) {
+            float a = 0;
+            for (int i = 0, r = d; i < count; i++, r += hd) a += p[i] * vals[r];
+            out[o + d] = a * scale;
         }
     }
 
@@ -360,10 +439,6 @@ public final class Llama implements AutoCloseable {
         for (int i = 0; i < n; i++) out[oOff + i] = weight[i] * (ss * x[xOff + i]);
     }
 
-    private static float dot(float[] a, float[] b, int bOff, int n) {
-        return dot(a, 0, b, bOff, n);
-    }
-
     static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
         int i = 0;
         float s = 0;
@@ -376,17 +451,6 @@ public final class Llama implements AutoCloseable {
         }
         for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
         return s;
-    }
-
-    private static void axpy(float alpha, float[] xs, int xOff, float[] y, int yOff, int n) {
-        int i = 0;
-        if (n >= S.length()) {
-            FloatVector va = FloatVector.broadcast(S, alpha);
-            for (int up = S.loopBound(n); i < up; i += S.length()) {
-                FloatVector.fromArray(S, xs, xOff + i).fma(va, FloatVector.fromArray(S, y, yOff + i)).intoArray(y, yOff + i);
-            }
-        }
-        for (; i < n; i++) y[yOff + i] += alpha * xs[xOff + i];
     }
 
     /** Stops the worker threads. */

@@ -21,6 +21,8 @@ final class LlamaWorkers implements AutoCloseable {
     // spin iterations before a worker parks: about 50-100 microseconds, longer than the gap
     // between two phases of a token, far shorter than the gap between two user turns
     private static final int SPINS = 20_000;
+    // spins before a waiting thread starts yielding its core (a few microseconds)
+    private static final int YIELD_AFTER = 2_000;
 
     private final int threads;
     private final Thread[] workers;
@@ -69,7 +71,11 @@ final class LlamaWorkers implements AutoCloseable {
         } catch (Throwable t) {
             own = t;
         }
-        while (remaining.get() != 0) Thread.onSpinWait();
+        // spin while the other chunks finish; when the machine is oversubscribed a worker may be
+        // waiting for a core, so after a while give ours up instead of burning its time slice
+        for (int spins = 0; remaining.get() != 0; spins++) {
+            if (spins < YIELD_AFTER) Thread.onSpinWait(); else Thread.yield();
+        }
         Throwable f = failure;
         if (own != null) rethrow(own);
         if (f != null) {
@@ -88,8 +94,10 @@ final class LlamaWorkers implements AutoCloseable {
             long g;
             int spins = 0;
             while ((g = generation) == seen && !closed) {
-                if (++spins < SPINS) {
+                if (++spins < YIELD_AFTER) {
                     Thread.onSpinWait();
+                } else if (spins < SPINS) {
+                    Thread.yield();
                 } else {
                     writeParked(id, true);
                     if (generation == seen && !closed) LockSupport.park(this);

@@ -17,16 +17,18 @@ import org.junit.jupiter.api.Test;
  * grouped-query attention, SwiGLU, the tied classifier or the cache shows up as a different story.
  */
 class LlamaReferenceTest {
-    static LoadedModel bin;
+    static LoadedModel bin, gguf;
 
     @BeforeAll
     static void load() {
         bin = Llama2cLoader.load(Stories260K.bin(), Stories260K.tokenizer());
+        gguf = GgufModelLoader.load(Stories260K.gguf());
     }
 
     @AfterAll
     static void close() {
         bin.close();
+        gguf.close();
     }
 
     @Test
@@ -53,6 +55,26 @@ class LlamaReferenceTest {
     @Test
     void noPrompt256StepsEqualsRunC() {
         assertThat(Stories260K.runc(bin, "", 256)).isEqualTo(Stories260K.reference("runc_greedy_noprompt_256.txt"));
+    }
+
+    /** The GGUF file holds the same weights and tokenizer: the same stories. */
+    @Test
+    void theGgufFileTellsTheSameStories() {
+        assertThat(gguf.config().layers()).isEqualTo(5);
+        assertThat(gguf.config().kvHeads()).isEqualTo(4);
+        assertThat(Stories260K.runc(gguf, "Once upon a time", 64))
+                .isEqualTo(Stories260K.reference("runc_greedy_once_upon_a_time_64.txt"));
+        assertThat(Stories260K.runc(gguf, "", 256)).isEqualTo(Stories260K.reference("runc_greedy_noprompt_256.txt"));
+    }
+
+    /** The llama2.c tokenizer file, respelled, is the GGUF's vocabulary. */
+    @Test
+    void theLlama2cTokenizerSpellsTokensAsTheGgufDoes() {
+        assertThat(bin.vocabulary().tokens()).containsExactly(gguf.vocabulary().tokens());
+        assertThat(bin.vocabulary().scores()).containsExactly(gguf.vocabulary().scores());
+        assertThat(bin.vocabulary().tokenTypes()).containsExactly(gguf.vocabulary().tokenTypes());
+        assertThat(bin.vocabulary().bos()).isEqualTo(gguf.vocabulary().bos());
+        assertThat(bin.vocabulary().eos()).isEqualTo(gguf.vocabulary().eos());
     }
 
     /**

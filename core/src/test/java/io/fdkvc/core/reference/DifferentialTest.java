@@ -74,7 +74,6 @@ class DifferentialTest {
         }
         Statistics.label("trace").collect(stop == null ? "compared whole" : "stopped at a near tie");
         Statistics.label("near tie").collect(stop == null ? "none" : stop);
-        Statistics.label("policy").collect(trace.policy());
         Statistics.label("trace").coverage(c -> c.check("compared whole").percentage(p -> p >= 75));
     }
 

@@ -260,13 +260,16 @@ public final class SpecReference {
             boolean oneClass = cache.stream().map(x -> x.embeddingClass).distinct().count() == 1
                     || dot(eq, eq) == 0;
             if (alpha > 0 && !oneClass && spread < MIN_COS_SPREAD) s.nearTie = "eq. 4 cosine spread " + spread;
+            String minClass = null;
+            for (int i = 0; i < cache.size(); i++) if (cos[i] == minCos) minClass = cache.get(i).embeddingClass;
             for (int i = 0; i < cache.size(); i++) {
                 double r = (cos[i] - minCos) / (spread + EPS);
                 cache.get(i).rho += alpha * r;
                 // r = 0 exactly for the entries at the minimum, in any implementation, unless another
-                // cosine is within float32 resolution of the minimum
+                // cosine is within float32 resolution of the minimum (or equal to it by coincidence)
                 if (alpha > 0 && cos[i] != minCos) cache.get(i).rhoExactZero = false;
-                if (alpha > 0 && cos[i] != minCos && cos[i] - minCos <= 1e-6) s.nearTie = "eq. 4 minimum";
+                boolean coincident = cos[i] == minCos && !oneClass && !cache.get(i).embeddingClass.equals(minClass);
+                if (alpha > 0 && (coincident || cos[i] != minCos && cos[i] - minCos <= 1e-6)) s.nearTie = "eq. 4 minimum";
             }
 
             // 4. chat_i = c_i / max_j c_j;  h_i = wc*chat_i + wrho*rho_i;   (eq 5)
@@ -458,7 +461,6 @@ public final class SpecReference {
         boolean tied(E a, E b);
     }
 
-    /** The first {@code count} of {@code sorted} are removed in that order: flag near ties that decide it. */
     /**
      * The first {@code count} of {@code sorted} (ascending score, then position) are removed in that
      * order: flag a near tie between one of them and any entry after it.

@@ -208,20 +208,39 @@ public final class GgufFile implements AutoCloseable {
     }
 
     private String string(String what) {
-        long len = u64("the length of " + what);
+        return string(what, -1);
+    }
+
+    /**
+     * A string; {@code index >= 0} means element {@code index} of the array {@code what}. The
+     * message is only built on failure: vocabularies hold 100k+ strings.
+     */
+    private String string(String what, long index) {
+        if (size - pos < 8) throw fail("truncated at byte " + pos + " (file has " + size + " bytes) while reading the length of " + element(what, index));
+        long len = seg.get(U64, pos);
+        pos += 8;
         if (len < 0 || len > size - pos)
-            throw fail("string length " + Long.toUnsignedString(len) + " of " + what + " at byte " + (pos - 8)
+            throw fail("string length " + Long.toUnsignedString(len) + " of " + element(what, index) + " at byte " + (pos - 8)
                     + " exceeds the " + (size - pos) + " remaining bytes");
-        if (len > Integer.MAX_VALUE - 8) throw fail("string of " + len + " bytes in " + what + " is too long");
+        if (len > Integer.MAX_VALUE - 8) throw fail("string of " + len + " bytes in " + element(what, index) + " is too long");
         byte[] b = new byte[(int) len];
         MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, pos, b, 0, (int) len);
         pos += len;
         return new String(b, StandardCharsets.UTF_8);
     }
 
+    private static String element(String what, long index) {
+        return index < 0 ? what : "element " + index + " of " + what;
+    }
+
     private boolean bool(String what) {
-        int b = u8(what);
-        if (b > 1) throw fail("bool value " + b + " of " + what + " at byte " + (pos - 1) + " is neither 0 nor 1");
+        return bool(what, -1);
+    }
+
+    private boolean bool(String what, long index) {
+        if (size - pos < 1) throw fail("truncated at byte " + pos + " (file has " + size + " bytes) while reading " + element(what, index));
+        int b = seg.get(ValueLayout.JAVA_BYTE, pos++) & 0xFF;
+        if (b > 1) throw fail("bool value " + b + " of " + element(what, index) + " at byte " + (pos - 1) + " is neither 0 nor 1");
         return b == 1;
     }
 
@@ -261,7 +280,7 @@ public final class GgufFile implements AutoCloseable {
         switch (et) {
             case STRING -> {
                 String[] a = new String[len];
-                for (int i = 0; i < len; i++) a[i] = string("element " + i + " of " + what);
+                for (int i = 0; i < len; i++) a[i] = string(what, i);
                 return a;
             }
             case FLOAT32 -> {
@@ -303,7 +322,7 @@ public final class GgufFile implements AutoCloseable {
             }
             case BOOL -> {
                 boolean[] a = new boolean[len];
-                for (int i = 0; i < len; i++) a[i] = bool("element " + i + " of " + what);
+                for (int i = 0; i < len; i++) a[i] = bool(what, i);
                 return a;
             }
             case ARRAY -> {

@@ -28,7 +28,8 @@ public final class EvalCommand implements Callable<Integer> {
     @Mixin
     GeneratorOptions generator = new GeneratorOptions();
 
-    @Option(names = "--dialogues", paramLabel = "N", description = "dialogues per scenario (default: 120)")
+    @Option(names = "--dialogues", paramLabel = "N",
+            description = "dialogues per scenario (default: 120); with --dataset, a seeded sample of N dialogues of the file (default: all)")
     int dialogues = io.fdkvc.eval.synthetic.EvalConfig.DEFAULT_DIALOGUES;
 
     @Option(names = "--seed", paramLabel = "S", description = "run seed: dialogues and bootstrap (default: 1)")
@@ -78,7 +79,8 @@ public final class EvalCommand implements Callable<Integer> {
     public Integer call() {
         EvalRun.Options o = new EvalRun.Options(generator, dialogues, seed, policies, params, fdkvcDefaults, out,
                 threads == null ? Runtime.getRuntime().availableProcessors() : threads, dataset, data, budgetTokens, quiet,
-                "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs()), syntheticOnlyGiven());
+                "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs()), syntheticOnlyGiven(),
+                spec.commandLine().getParseResult().hasMatchedOption("--dialogues"));
         return EvalRun.run(o, spec.commandLine().getOut(), spec.commandLine().getErr());
     }
 }

@@ -35,14 +35,14 @@ public final class EvalRun {
     /** The parsed command line. */
     public record Options(GeneratorOptions generator, int dialogues, long seed, List<String> policies, Map<String, String> params,
                           String fdkvcDefaults, Path out, int threads, String dataset, Path data, Integer budgetTokens,
-                          boolean quiet, String command, List<String> syntheticOnly) {
+                          boolean quiet, String command, List<String> syntheticOnly, boolean dialoguesGiven) {
         public Options {
             syntheticOnly = List.copyOf(syntheticOnly);
         }
     }
 
     /** Options of the synthetic benchmark alone, refused with --dataset. */
-    public static final List<String> SYNTHETIC_ONLY = List.of("--scenario", "--dialogues", "--turns", "--entries-per-turn", "--queries",
+    public static final List<String> SYNTHETIC_ONLY = List.of("--scenario", "--turns", "--entries-per-turn", "--queries",
             "--dim", "--budget", "--noise", "--sharpness", "--fdkvc-defaults");
 
     public static int run(Options o, PrintWriter out, PrintWriter err) {

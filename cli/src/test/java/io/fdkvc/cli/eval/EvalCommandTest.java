@@ -155,6 +155,31 @@ class EvalCommandTest {
         assertThat(tmp.resolve("x")).doesNotExist();
     }
 
+    /** --dataset hands over to the real-dialogue evaluation and writes its report atomically. */
+    @Test
+    void aDatasetRunWritesTheDialogueReport() throws IOException {
+        Path data = Path.of(System.getProperty("fdkvc.shared", "../../shared"), "data", "dialogues", "tiage-dev.jsonl.gz");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(data), "shared TIAGE data not present");
+        Path out = tmp.resolve("tiage");
+        Run r = fdkvc("eval", "--dataset", "tiage", "--data", data.toString(), "--dialogues", "3", "--policy", "fdkvc,h2o,window",
+                "--quiet", "--out", out.toString());
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).contains("report: " + out.resolve("report.md"));
+        assertThat(Files.readString(out.resolve("report.md"))).startsWith("# FD-KVC evaluation report: tiage").contains("--dialogues 3");
+        List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+        assertThat(csv.getFirst()).isEqualTo(ResultsCsv.HEADER);
+        assertThat(csv).anyMatch(l -> l.startsWith("tiage,"));
+        assertThat(JsonMapper.builder().build().readTree(Files.readString(out.resolve("results.json"))).get("results").size())
+                .isEqualTo(csv.size() - 1);
+        try (Stream<Path> s = Files.list(tmp)) {
+            assertThat(s.toList()).containsExactly(out);
+        }
+        Run bad = fdkvc("eval", "--dataset", "tiage", "--data", data.toString(), "--dialogues", "0", "--out", tmp.resolve("b").toString());
+        assertThat(bad.status()).isEqualTo(2);
+        assertThat(bad.err()).contains("--dialogues");
+        assertThat(tmp.resolve("b")).doesNotExist();
+    }
+
     @Test
     void tuneRunsOnTuningSeedsAndRefusesTheEvaluationSeed() throws IOException {
         Path out = tmp.resolve("tune");

@@ -49,12 +49,12 @@ class DifferentialTest {
         return Traces.traces(Traces.BASELINES);
     }
 
-    @Property(tries = 1000)
+    @Property(tries = 500)
     void fdkvcVariantsMatchTheSpec(@ForAll("fdkvcTraces") Trace trace) {
         compare(trace);
     }
 
-    @Property(tries = 500)
+    @Property(tries = 250)
     void baselinesMatchTheSpec(@ForAll("baselineTraces") Trace trace) {
         compare(trace);
     }

@@ -75,7 +75,7 @@ class InvariantsTest {
      * once); positions stay increasing; c, rho, h are finite and non-negative; weights sum to 1;
      * all of it also with logits in the thousands (keys and queries scaled up to 1000).
      */
-    @Property(tries = 300)
+    @Property(tries = 200)
     void budgetConservationAndFiniteScores(@ForAll("anyPolicyLargeLogits") Trace t) {
         PolicySpec spec = spec(t);
         CoreDriver d = new CoreDriver(spec, t.dim(), CoreDriver.longestTurn(t.turns()));
@@ -113,7 +113,7 @@ class InvariantsTest {
     }
 
     /** Positions below `sinks` are never evicted (fdkvc variants, streaming). */
-    @Property(tries = 200)
+    @Property(tries = 120)
     void sinksAreNeverEvicted(@ForAll("withSinks") Trace t) {
         int sinks = ((Number) spec(t).parameterValues().get("sinks")).intValue();
         CoreDriver d = new CoreDriver(spec(t), t.dim(), CoreDriver.longestTurn(t.turns()));
@@ -127,13 +127,13 @@ class InvariantsTest {
     }
 
     /** The same input gives the same output, bit for bit (every policy, random with its seed). */
-    @Property(tries = 150)
+    @Property(tries = 100)
     void sameInputSameOutput(@ForAll("anyPolicy") Trace t) {
         assertThat(CoreDriver.run(spec(t), t.dim(), t.turns())).isEqualTo(CoreDriver.run(spec(t), t.dim(), t.turns()));
     }
 
     /** random: the same seed gives the same evictions, whatever instance or run. */
-    @Property(tries = 100)
+    @Property(tries = 60)
     void randomWithTheSameSeedEvictsTheSame(@ForAll("random") Trace t) {
         List<List<Long>> a = CoreDriver.run(spec(t), t.dim(), t.turns()).stream().map(TurnOutput::evicted).toList();
         List<List<Long>> b = CoreDriver.run(spec(t), t.dim(), t.turns()).stream().map(TurnOutput::evicted).toList();
@@ -141,7 +141,7 @@ class InvariantsTest {
     }
 
     /** window: exactly the B most recent; streaming: the first `sinks` plus the B - sinks most recent. */
-    @Property(tries = 150)
+    @Property(tries = 100)
     void windowAndStreamingKeepExactlyTheirRule(@ForAll("windowOrStreaming") Trace t) {
         int sinks = t.policy().equals("streaming") ? ((Number) spec(t).parameterValues().get("sinks")).intValue() : 0;
         int b = t.budget();
@@ -170,7 +170,7 @@ class InvariantsTest {
      * turn: c_i + softmax_i(qbar . k_i / sqrt d) for the held entries (eq. 1, through the public
      * StreamAttention), 1 for the turn's entries.
      */
-    @Property(tries = 200)
+    @Property(tries = 150)
     void h2oPaperKeepsTheHighestCumulativeAttention(@ForAll("h2oPaper") Trace t) {
         PolicySpec spec = spec(t);
         int sinks = ((Number) spec.parameterValues().get("sinks")).intValue();

@@ -60,7 +60,7 @@ public final class EvalCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "FILE", description = "the dataset file for --dataset (a .jsonl or .jsonl.gz)")
     Path data;
 
-    @Option(names = "--budget-tokens", paramLabel = "N", description = "token budget for --dataset (default: 30% of the median dialogue's tokens)")
+    @Option(names = "--budget-tokens", paramLabel = "N", description = "token budget for --dataset (default: 30%% of the median dialogue's tokens)")
     Integer budgetTokens;
 
     @Option(names = "--quiet", description = "no progress lines on stderr")

@@ -331,9 +331,6 @@ class HandComputedTest {
         }
 
         @Test
-        @org.junit.jupiter.api.Disabled("BUG (or spec ambiguity): streaming treats position < sinks as sinks; the spec says "
-                + "'the first `sinks` entries'. Positions 10..14, sinks 1, budget 2: spec keeps 10 and 14 (evicts 11, 12, 13); "
-                + "core keeps 13 and 14 (evicts 10, 11, 12). Same result whenever positions start at 0.")
         void streamingSinksAreTheFirstEntries() {
             // spec: "the first `sinks` (default 4) entries plus the B - sinks most recent":
             // positions 10..14, sinks 1, budget 2 -> keep 10 and 14

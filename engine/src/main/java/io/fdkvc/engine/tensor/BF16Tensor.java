@@ -52,6 +52,8 @@ public final class BF16Tensor extends SegmentTensor {
     public void dequantizeRow(int row, float[] out, int off) {
         checkRow(row);
         long p = row * rowBytes;
-        for (int i = 0; i < cols; i++, p += 2) out[off + i] = bf16ToFloat(seg.get(SHORT_LE, p));
+        int i = 0;
+        for (int up = cols - L; i <= up; i += L, p += 2L * L) widen(ShortVector.fromMemorySegment(S, seg, p, LE)).intoArray(out, off + i);
+        for (; i < cols; i++, p += 2) out[off + i] = bf16ToFloat(seg.get(SHORT_LE, p));
     }
 }

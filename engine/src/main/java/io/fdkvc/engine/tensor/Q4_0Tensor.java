@@ -67,11 +67,10 @@ public final class Q4_0Tensor extends SegmentTensor {
             int o = off + b * QK;
             for (int j = 0; j < QK / 2; j += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
-                ByteVector ql = q.and((byte) 0x0F).sub((byte) 8);
-                ByteVector qh = q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8);
                 for (int k = 0; k < PARTS; k++) {
-                    Simd.toFloats(ql, k).mul(d).intoArray(out, o + j + k * L);
-                    Simd.toFloats(qh, k).mul(d).intoArray(out, o + QK / 2 + j + k * L);
+                    IntVector qi = Simd.toInts(q, k);   // nibbles split in 32-bit lanes, as in dot
+                    Simd.intsToFloats(qi.and(0xF).sub(8)).mul(d).intoArray(out, o + j + k * L);
+                    Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF).sub(8)).mul(d).intoArray(out, o + QK / 2 + j + k * L);
                 }
             }
         }

@@ -106,11 +106,10 @@ public final class Q4_KTensor extends SegmentTensor {
                 float d2 = d * scale(s, sp, 2 * c + 1), m2 = dmin * min(s, sp, 2 * c + 1);
                 for (int j = 0; j < 32; j += BL) {
                     ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
-                    ByteVector ql = q.and((byte) 0x0F);
-                    ByteVector qh = q.lanewise(VectorOperators.LSHR, 4);
                     for (int k = 0; k < PARTS; k++) {
-                        Simd.toFloats(ql, k).mul(d1).sub(m1).intoArray(out, o + j + k * L);
-                        Simd.toFloats(qh, k).mul(d2).sub(m2).intoArray(out, o + 32 + j + k * L);
+                        IntVector qi = Simd.toInts(q, k);   // nibbles split in 32-bit lanes, as in dot
+                        Simd.intsToFloats(qi.and(0xF)).mul(d1).sub(m1).intoArray(out, o + j + k * L);
+                        Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF)).mul(d2).sub(m2).intoArray(out, o + 32 + j + k * L);
                     }
                 }
             }

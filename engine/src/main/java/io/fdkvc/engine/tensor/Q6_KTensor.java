@@ -91,25 +91,25 @@ public final class Q6_KTensor extends SegmentTensor {
         long p = row * rowBytes;
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p + 208));
-            long scp = p + 192;
             for (int h = 0; h < 2; h++) {
-                long qlp = p + 64 * h, qhp = p + 128 + 32 * h;
+                long qhp = p + 128 + 32 * h, scp = p + 192 + 8 * h;
                 int o = off + b * QK + 128 * h;
-                for (int l = 0; l < 32; l += BL) {
-                    ByteVector qa = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
-                    ByteVector qb = ByteVector.fromMemorySegment(B, s, qlp + 32 + l, LE);
-                    ByteVector qc = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
-                    ByteVector q1 = qa.and((byte) 0x0F).or(qc.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    ByteVector q2 = qb.and((byte) 0x0F).or(qc.lanewise(VectorOperators.LSHR, 2).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    ByteVector q3 = qa.lanewise(VectorOperators.LSHR, 4).or(qc.lanewise(VectorOperators.LSHR, 4).and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    ByteVector q4 = qb.lanewise(VectorOperators.LSHR, 4).or(qc.lanewise(VectorOperators.LSHR, 6).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32);
-                    for (int k = 0; k < PARTS; k++) {
-                        int li = l + k * L;
-                        long sc = scp + 8 * h + li / 16;
-                        Simd.toFloats(q1, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc)).intoArray(out, o + li);
-                        Simd.toFloats(q2, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc + 2)).intoArray(out, o + li + 32);
-                        Simd.toFloats(q3, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc + 4)).intoArray(out, o + li + 64);
-                        Simd.toFloats(q4, k).mul(d * s.get(ValueLayout.JAVA_BYTE, sc + 6)).intoArray(out, o + li + 96);
+                // quarter u: low (u < 2) or high nibbles of ql[32 * (u & 1) ..], qh bits 2u, 2u+1
+                // (one loop body for the four quarters keeps C2 within its node budget)
+                for (int u = 0; u < 4; u++) {
+                    long qlp = p + 64 * h + 32 * (u & 1);
+                    int shLo = 4 * (u >> 1), shHi = 2 * u;
+                    for (int l = 0; l < 32; l += BL) {
+                        ByteVector bl = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
+                        ByteVector bh = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
+                        for (int k = 0; k < PARTS; k++) {
+                            // bit surgery in 32-bit lanes: x86 has no byte shifts
+                            IntVector lo = Simd.toInts(bl, k).lanewise(VectorOperators.ASHR, shLo).and(0xF);
+                            IntVector hi = Simd.toInts(bh, k).lanewise(VectorOperators.ASHR, shHi).and(3).lanewise(VectorOperators.LSHL, 4);
+                            int li = l + k * L;   // L <= 16, so a vector never straddles two scales
+                            float scale = d * s.get(ValueLayout.JAVA_BYTE, scp + 2 * u + li / 16);
+                            Simd.intsToFloats(lo.or(hi).sub(32)).mul(scale).intoArray(out, o + 32 * u + li);
+                        }
                     }
                 }
             }

@@ -35,7 +35,7 @@ public final class F16Tensor extends SegmentTensor {
             acc0 = w0.fma(FloatVector.fromArray(F, x, xOff + i), acc0);
             acc1 = w1.fma(FloatVector.fromArray(F, x, xOff + i + L), acc1);
         }
-        float r = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float r = Simd.sum(acc0.add(acc1));
         for (; i < n; i++, p += 2) r += Float.float16ToFloat(s.get(SHORT_LE, p)) * x[xOff + i];
         return r;
     }

@@ -31,7 +31,7 @@ public final class F32SegmentTensor extends SegmentTensor {
             acc0 = FloatVector.fromMemorySegment(F, s, p, LE).fma(FloatVector.fromArray(F, x, xOff + i), acc0);
             acc1 = FloatVector.fromMemorySegment(F, s, p + 4L * L, LE).fma(FloatVector.fromArray(F, x, xOff + i + L), acc1);
         }
-        float r = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float r = Simd.sum(acc0.add(acc1));
         for (; i < n; i++, p += 4) r += s.get(FLOAT_LE, p) * x[xOff + i];
         return r;
     }

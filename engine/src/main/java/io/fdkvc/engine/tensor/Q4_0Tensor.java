@@ -54,7 +54,7 @@ public final class Q4_0Tensor extends SegmentTensor {
             }
             acc = lo.add(hi).fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     @Override

@@ -87,7 +87,7 @@ public final class Q4_KTensor extends SegmentTensor {
                 accMin = xHi.fma(FloatVector.broadcast(F, dmin * min(s, sp, 2 * c + 1)), accMin);
             }
         }
-        return acc.sub(accMin).reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc.sub(accMin));
     }
 
     @Override

@@ -81,7 +81,7 @@ public final class Q6_KTensor extends SegmentTensor {
             }
             acc = blockSum.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc);
     }
 
     @Override

@@ -66,7 +66,7 @@ public final class Q8_0Tensor extends SegmentTensor {
             }
             acc0 = s0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc0);
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return Simd.sum(acc0.add(acc1));
     }
 
     @Override

@@ -8,6 +8,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -35,7 +36,28 @@ final class Simd {
     static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(L * 16));
     static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(L * 32));
 
+    /** Lane i takes lane i + step (mod L): the folds of {@link #sum}. */
+    private static final VectorShuffle<Float> FOLD8 = fold(8), FOLD4 = fold(4), FOLD2 = fold(2), FOLD1 = fold(1);
+
     private Simd() {}
+
+    private static VectorShuffle<Float> fold(int step) {
+        return VectorShuffle.fromOp(F, i -> (i + step) % L);
+    }
+
+    /**
+     * The sum of the lanes in a fixed pairwise order. {@code reduceLanes(ADD)} leaves the order
+     * open, and the interpreter and C2 do use different orders, so the same dot product could
+     * differ in its last bit before and after compilation; with this fold a result does not
+     * depend on how warm the JIT is (greedy decoding stays reproducible).
+     */
+    static float sum(FloatVector v) {
+        if (L >= 16) v = v.add(v.rearrange(FOLD8));
+        if (L >= 8) v = v.add(v.rearrange(FOLD4));
+        v = v.add(v.rearrange(FOLD2));
+        v = v.add(v.rearrange(FOLD1));
+        return v.lane(0);
+    }
 
     private static VectorSpecies<Float> floatSpecies() {
         String bits = System.getProperty("fdkvc.vectorBits");
@@ -65,7 +87,7 @@ final class Simd {
             acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
             i += L;
         }
-        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float s = sum(acc0.add(acc1));
         for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
         return s;
     }

@@ -32,7 +32,8 @@ import picocli.CommandLine.Spec;
  * {@code --prompt-tokens} random tokens, decodes {@code --gen-tokens} greedy tokens (no stop
  * token; the last one is put into the cache without logits, as chat does), then runs the policy. The first {@code --warmup} turns let the JIT compile and are not
  * reported; the others are averaged. The policy's cost is reported as its share of the turn's
- * forward-pass time.
+ * forward-pass time; attention (and within it the rotation of the cached pre-RoPE keys) as its
+ * share of the decode time.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Measure prefill and decode tokens/s, policy update cost and KV memory, with 'full' and with a budget.",
@@ -104,20 +105,33 @@ public final class BenchCommand implements Callable<Integer> {
                     "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported",
                     llama.threads(), engine.batch, engine.positionMode().label(), engine.maxTurnTokens, turns, promptTokens,
                     genTokens, warmup));
-            out.println(String.format(Locale.ROOT, "%-28s %14s %13s %15s %15s %15s %10s",
-                    "policy", "prefill tok/s", "decode tok/s", "update ms/turn", "update/compute", "entries/stream", "KV MiB"));
+            out.println(String.format(Locale.ROOT, "%-28s %14s %13s %15s %15s %15s %10s %18s %17s %12s %12s",
+                    "policy", "prefill tok/s", "decode tok/s", "update ms/turn", "update/compute", "entries/stream", "KV MiB",
+                    "prefill tok/cpu-s", "decode tok/cpu-s", "attention %", "key RoPE %"));
             for (PolicySpec ps : specs) {
                 Row r = run(llama, ps);
-                out.println(String.format(Locale.ROOT, "%-28s %14.1f %13.1f %15.3f %14.3f%% %15d %10.2f",
+                out.println(String.format(Locale.ROOT, "%-28s %14.1f %13.1f %15.3f %14.3f%% %15d %10.2f %18.1f %17.1f %11.1f%% %11.1f%%",
                         ps.toString().length() > 28 ? ps.name() + "(" + ps.budget() + ")" : ps.toString(),
-                        r.prefill, r.decode, r.updateMs, 100 * r.updateShare, r.entries, r.kvBytes / 1048576.0));
+                        r.prefill, r.decode, r.updateMs, 100 * r.updateShare, r.entries, r.kvBytes / 1048576.0,
+                        r.prefillPerCpu, r.decodePerCpu, 100 * r.attentionShare, 100 * r.ropeShare));
                 out.flush();
             }
         }
         return 0;
     }
 
-    private record Row(double prefill, double decode, double updateMs, double updateShare, int entries, long kvBytes) {}
+    private record Row(double prefill, double decode, double updateMs, double updateShare, int entries, long kvBytes,
+                       double prefillPerCpu, double decodePerCpu, double attentionShare, double ropeShare) {}
+
+    /**
+     * CPU time of the whole process. Per token it is what the work costs whatever else the
+     * machine runs (wall time is not, on a shared machine); with one thread it is the compute
+     * cost itself, with more it also counts the time workers spin waiting for the next phase.
+     */
+    private static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
 
     private Row run(Llama llama, PolicySpec ps) {
         Session s = new Session(llama, engine.newCache(llama, ps));
@@ -129,20 +143,24 @@ public final class BenchCommand implements Callable<Integer> {
         Session.TurnStats last = null;
         for (int t = 0; t < turns; t++) {
             for (int i = 0; i < promptTokens; i++) prompt[i] = rnd.nextInt(vocab);
-            long t0 = System.nanoTime();
+            long c0 = cpuNanos(), t0 = System.nanoTime();
             s.feed(prompt, 0, promptTokens);
-            long t1 = System.nanoTime(), p0 = s.position();
+            long t1 = System.nanoTime(), c1 = cpuNanos(), p0 = s.position();
+            long a0 = llama.attentionNanos(), r0 = llama.ropeNanos();
             s.generate(greedy, genTokens, id -> false, id -> { });
             s.append(s.lastSampled()); // the reply's last token enters the cache too, as in chat
-            long t2 = System.nanoTime(), steps = s.position() - p0;
+            long t2 = System.nanoTime(), c2 = cpuNanos(), steps = s.position() - p0;
             last = s.endTurn();
             if (t >= warmup) {
                 reported.add(new double[] {promptTokens / ((t1 - t0) / 1e9), steps / ((t2 - t1) / 1e9),
-                        last.updateNanos() / 1e6, (double) last.updateNanos() / last.computeNanos()});
+                        last.updateNanos() / 1e6, (double) last.updateNanos() / last.computeNanos(),
+                        promptTokens / ((c1 - c0) / 1e9), steps / ((c2 - c1) / 1e9),
+                        (double) (llama.attentionNanos() - a0) / (t2 - t1), (double) (llama.ropeNanos() - r0) / (t2 - t1)});
             }
         }
-        double[] mean = new double[4];
-        for (double[] r : reported) for (int i = 0; i < 4; i++) mean[i] += r[i] / reported.size();
-        return new Row(mean[0], mean[1], mean[2], mean[3], last.cacheEntries(), last.kvBytes());
+        double[] mean = new double[8];
+        for (double[] r : reported) for (int i = 0; i < 8; i++) mean[i] += r[i] / reported.size();
+        return new Row(mean[0], mean[1], mean[2], mean[3], last.cacheEntries(), last.kvBytes(), mean[4], mean[5], mean[6],
+                mean[7]);
     }
 }

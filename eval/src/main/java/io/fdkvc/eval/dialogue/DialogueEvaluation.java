@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -26,8 +27,9 @@ import java.util.function.DoubleConsumer;
  * docs/evaluation-dialogues.md.
  */
 public final class DialogueEvaluation {
-    /** Policies the paired improvement of fdkvc is measured against. */
+    /** Policies the paired improvement of fdkvc (and fdkvc-tuned) is measured against. */
     static final List<String> IMPROVEMENT_BASELINES = List.of("h2o", "h2o-paper");
+    static final List<String> IMPROVED = List.of("fdkvc", DialogueOptions.TUNED);
     /** Dialogues per simulation task: enough to amortise the task, small enough to balance the cores. */
     private static final int CHUNK = 16;
 
@@ -35,6 +37,32 @@ public final class DialogueEvaluation {
 
     /** One policy as it appears in the results: a label and a validated spec to instantiate per budget. */
     public record Contender(String label, PolicySpec template) {}
+
+    /**
+     * The evaluation without the command line module, for the runs in docs/evaluation-dialogues.md:
+     * {@code --dataset NAME --data FILE --out DIR [--budget-tokens N] [--max-dialogues N] [--seed S]
+     * [--threads N] [--embedding-cache DIR]}. Prints the markdown and writes it, with
+     * {@code results.tsv} and the plot, into the output directory. ({@code fdkvc eval --dataset}
+     * is the user-facing way.)
+     */
+    public static void main(String[] args) throws java.io.IOException {
+        Map<String, String> a = DialogueTuning.parse(args);
+        DialogueOptions o = DialogueTuning.options(a);
+        if (a.containsKey("--budget-tokens")) o = o.withBudgetTokens(DialogueTuning.integer(a, "--budget-tokens", 0));
+        Path out = Path.of(a.getOrDefault("--out", "dialogue-" + o.dataset().id()));
+        long t0 = System.nanoTime();
+        DialogueResults r = run(o, out, f -> {});
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        StringBuilder tsv = new StringBuilder("scenario\tpolicy\tmetric\tmean\tci_low\tci_high\tn\n");
+        for (MetricResult m : r.results()) {
+            tsv.append(String.join("\t", m.scenario(), m.policy(), m.metric(), Double.toString(m.mean()),
+                    Double.toString(m.ciLow()), Double.toString(m.ciHigh()), Integer.toString(m.n()))).append('\n');
+        }
+        java.nio.file.Files.writeString(out.resolve("results.tsv"), tsv);
+        java.nio.file.Files.writeString(out.resolve("dialogue-" + o.dataset().id() + ".md"), r.markdown());
+        System.out.println(r.markdown());
+        System.out.printf(Locale.ROOT, "(%.1f s)%n", seconds);
+    }
 
     /**
      * Runs the evaluation with the real all-MiniLM-L6-v2 embedder, writes the plots into
@@ -179,9 +207,11 @@ public final class DialogueEvaluation {
             for (int b = 0; b < budgets.size(); b++) {
                 int tokens = budgets.get(b).of(d);
                 boolean[][] cached;
+                long bound;
                 try {
                     Policy policy = new PolicySpec(t.name(), tokens, t.params(), t.kind()).newPolicy();
                     cached = DialogueSimulator.run(d, policy, temperature);
+                    bound = policy.unbounded() ? Long.MAX_VALUE : tokens; // full may hold everything said
                 } catch (InputException | IllegalStateException e) {
                     // e.g. streaming's sinks, never evicted, that cost more than the budget
                     throw new InputException("policy " + contenders.get(c).label() + " at a budget of " + tokens
@@ -189,7 +219,7 @@ public final class DialogueEvaluation {
                 }
                 int upTo = b == 0 ? metrics.size() : 1;
                 for (int m = 0; m < upTo; m++) {
-                    values[c][b][m][index] = DialogueMetrics.value(metrics.get(m), d.dialogue(), cached, d.tokens());
+                    values[c][b][m][index] = DialogueMetrics.value(metrics.get(m), d.dialogue(), cached, d.tokens(), bound);
                 }
             }
         }
@@ -218,8 +248,8 @@ public final class DialogueEvaluation {
         /**
          * Mean and 95% bootstrap interval of every metric of every contender at the headline
          * budget, of the headline metric at each sweep share ({@code metric@30%}), and the paired
-         * relative improvement of fdkvc over each of {@link #IMPROVEMENT_BASELINES} on the
-         * headline metric ({@code policy = "fdkvc vs h2o"}, metric {@code NAME_relative_improvement}).
+         * relative improvement of fdkvc and fdkvc-tuned over h2o and h2o-paper on the headline
+         * metric ({@code policy = "fdkvc vs h2o"}, metric {@code NAME_relative_improvement}).
          */
         public List<MetricResult> results(long seed) {
             String scenario = dataset.id();
@@ -232,13 +262,14 @@ public final class DialogueEvaluation {
                     rows.add(row(scenario, label, name, Bootstrap.mean(values(c, b, headline()), seed)));
                 }
             }
-            int fd = contender("fdkvc");
-            if (fd >= 0) {
+            for (String mine : IMPROVED) {
+                int fd = contender(mine);
+                if (fd < 0) continue;
                 for (String base : IMPROVEMENT_BASELINES) {
                     int o = contender(base);
                     if (o < 0) continue;
                     Interval iv = Bootstrap.relativeImprovement(values(fd, 0, headline()), values(o, 0, headline()), seed);
-                    rows.add(row(scenario, "fdkvc vs " + base, headline().id() + "_relative_improvement", iv));
+                    rows.add(row(scenario, mine + " vs " + base, headline().id() + "_relative_improvement", iv));
                 }
             }
             return rows;

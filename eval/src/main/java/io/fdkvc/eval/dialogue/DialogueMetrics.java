@@ -21,7 +21,8 @@ public final class DialogueMetrics {
     /** Which references a recall counts. */
     public enum RefScope { ALL, FAR, RETURN }
 
-    public static double value(Metric m, Dialogue d, boolean[][] cached, int[] tokens) {
+    /** The value of {@code m}; {@code budget} (tokens) matters only to {@link Metric#CACHE_FILL}. */
+    public static double value(Metric m, Dialogue d, boolean[][] cached, int[] tokens, long budget) {
         return switch (m) {
             case NEEDED_CONTEXT_RECALL -> neededContextRecall(d, cached, RefScope.ALL);
             case NEEDED_CONTEXT_RECALL_FAR -> neededContextRecall(d, cached, RefScope.FAR);
@@ -29,7 +30,27 @@ public final class DialogueMetrics {
             case CURRENT_TOPIC_PRECISION -> currentTopicPrecision(d, cached, tokens);
             case TOPIC_DIVERSITY -> topicDiversity(d, cached);
             case POST_SHIFT_SHARE -> postShiftShare(d, cached, tokens);
+            case CACHE_FILL -> cacheFill(d, cached, tokens, budget);
         };
+    }
+
+    /**
+     * Mean over turns 1.. of (cached tokens when the turn arrives) / min(budget, tokens of all
+     * earlier turns): 1 for a cache that holds all it may (up to the slack of whole utterances),
+     * near 0 for one that forgets everything.
+     */
+    public static double cacheFill(Dialogue d, boolean[][] cached, int[] tokens, long budget) {
+        double sum = 0;
+        int turns = 0;
+        long said = 0;
+        for (int t = 1; t < d.size(); t++) {
+            said += tokens[t - 1];
+            long held = 0;
+            for (int j = 0; j < t; j++) if (cached[t][j]) held += tokens[j];
+            sum += (double) held / Math.min(budget, said);
+            turns++;
+        }
+        return turns == 0 ? Double.NaN : sum / turns;
     }
 
     /**

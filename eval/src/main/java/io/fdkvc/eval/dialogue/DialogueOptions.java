@@ -20,7 +20,7 @@ import java.util.Set;
  *
  * @param dataset        the corpus format and its questions
  * @param data           the gzipped JSON Lines file
- * @param policies       policy names (registry names); default {@link #DEFAULT_POLICIES}
+ * @param policies       policy names (registry names, and {@link #TUNED}); default {@link #DEFAULT_POLICIES}
  * @param params         policy parameters ({@code -p NAME=VALUE}); each goes to every selected
  *                       policy that has the parameter and does not pin it, and one that no
  *                       selected policy takes is refused
@@ -38,9 +38,19 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
                               Integer budgetTokens, List<Double> sweepFractions, double temperature, long seed,
                               int maxDialogues, Path embeddingCache, int threads) {
 
-    /** Every baseline that fits a token budget, and the paper's H2O; {@code full} is the ceiling. */
+    /**
+     * FD-KVC with the dialogue parameters tuned on the dataset's train split ({@link TunedParams});
+     * not a registry name, and {@code -p} never changes its values.
+     */
+    public static final String TUNED = "fdkvc-tuned";
+    /**
+     * FD-KVC at the spec's defaults and as tuned, every baseline that fits a token budget, and the
+     * paper's H2O; {@code full} is the ceiling. (streaming is left out: its sink utterances are
+     * never evicted, so a token budget below their cost cannot be met; window is streaming
+     * without sinks.)
+     */
     public static final List<String> DEFAULT_POLICIES =
-            List.of("fdkvc", "h2o", "h2o-paper", "tova", "snapkv", "window", "random", "full");
+            List.of("fdkvc", TUNED, "h2o", "h2o-paper", "tova", "snapkv", "window", "random", "full");
     /**
      * Default headline budget: 30% of the median dialogue's tokens (SGD dev: about five of its
      * eighteen utterances), tight enough that the policies must choose.
@@ -62,7 +72,7 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
         policies = List.copyOf(policies == null || policies.isEmpty() ? DEFAULT_POLICIES : policies);
         Set<String> distinct = new HashSet<>();
         for (String p : policies) {
-            PolicyRegistry.kind(p); // names --policy for an unknown name
+            if (!p.equals(TUNED)) PolicyRegistry.kind(p); // names --policy for an unknown name
             if (!distinct.add(p)) throw new InputException("--policy: '" + p + "' is given twice");
         }
         params = Map.copyOf(params == null ? Map.of() : params);
@@ -79,7 +89,7 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
         if (threads < 0) throw new InputException("--threads: must be >= 0 (0 = every core), got " + threads);
         if (threads == 0) threads = Runtime.getRuntime().availableProcessors();
         // Bind every policy's parameters now, so that a bad value fails before any embedding work.
-        for (String p : policies) template(p, policies, params);
+        for (String p : policies) template(dataset, p, params);
         checkEveryParamIsTaken(policies, params);
     }
 
@@ -122,7 +132,7 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
 
     /** The parameters {@code -p} gives to {@code policy}: those it has and does not pin. */
     public Map<String, String> paramsOf(String policy) {
-        return paramsOf(policy, params);
+        return policy.equals(TUNED) ? Map.of() : paramsOf(policy, params);
     }
 
     /**
@@ -130,11 +140,12 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
      * (the evaluation makes one spec per dialogue budget from it).
      */
     public PolicySpec template(String policy) {
-        return template(policy, policies, params);
+        return template(dataset, policy, params);
     }
 
-    private static PolicySpec template(String policy, List<String> policies, Map<String, String> params) {
+    private static PolicySpec template(Dataset dataset, String policy, Map<String, String> params) {
         // Budget-dependent checks (sinks < budget) run again for each dialogue's real budget.
+        if (policy.equals(TUNED)) return PolicyRegistry.spec("fdkvc", Integer.MAX_VALUE, TunedParams.of(dataset));
         return PolicyRegistry.spec(policy, Integer.MAX_VALUE, paramsOf(policy, params));
     }
 
@@ -153,6 +164,7 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
             boolean taken = false;
             List<String> known = new ArrayList<>();
             for (String p : policies) {
+                if (p.equals(TUNED)) continue;
                 PolicyRegistry.Kind k = PolicyRegistry.kind(p);
                 Set<String> names = componentNames(k.defaults());
                 names.removeAll(k.pinned().keySet());

@@ -82,7 +82,14 @@ final class DialogueReport {
                 headline.label(), o.budgetTokens() == null
                         ? String.format(Locale.ROOT, " (%s of the median dialogue)", Budget.percent(DialogueOptions.DEFAULT_BUDGET_SHARE)) : "",
                 io.fdkvc.eval.stats.Bootstrap.RESAMPLES, o.seed()));
-        if (!o.params().isEmpty()) md.append("Parameters: `").append(o.params()).append("`.\n\n");
+        if (!o.params().isEmpty()) md.append("Parameters (`-p`): `").append(o.params()).append("`.\n\n");
+        if (o.policies().contains(DialogueOptions.TUNED)) {
+            md.append("`").append(DialogueOptions.TUNED).append("` is fdkvc with `").append(new java.util.TreeMap<>(TunedParams.of(ev.dataset())))
+                    .append("`, chosen on the ").append(ev.dataset() == Dataset.TIAGE ? "tiage" : "sgd")
+                    .append(" train split (docs/evaluation-dialogues.md). ");
+        }
+        md.append("`cache_fill` (cached tokens over what the cache may hold) is a guard, not a goal: a cache that "
+                + "forgets everything scores well on share metrics.\n\n");
 
         md.append("| policy |");
         for (Metric m : ev.metrics()) md.append(' ').append(m.id()).append(" |");

@@ -2,7 +2,7 @@ package io.fdkvc.eval.dialogue;
 
 import java.util.List;
 
-/** The dialogue metrics, by the name they carry in the result rows. All are "higher is better". */
+/** The dialogue metrics, by the name they carry in the result rows. All but cache_fill are "higher is better". */
 public enum Metric {
     /** SGD: of the earlier turns a turn needs, the share still cached when the turn arrives. */
     NEEDED_CONTEXT_RECALL("needed_context_recall"),
@@ -15,7 +15,13 @@ public enum Metric {
     /** SGD, MultiWOZ: distinct services/domains cached over those seen so far. */
     TOPIC_DIVERSITY("topic_diversity"),
     /** TIAGE: share of the cached tokens said at or after the last shift, three turns after it. */
-    POST_SHIFT_SHARE("post_shift_share");
+    POST_SHIFT_SHARE("post_shift_share"),
+    /**
+     * Every dataset: how much of what it may hold the cache holds (cached tokens over the smaller
+     * of the budget and the tokens said so far). Not a goal but a guard: a policy that forgets
+     * everything scores perfectly on a share metric, and this shows it.
+     */
+    CACHE_FILL("cache_fill");
 
     private final String id;
 
@@ -31,9 +37,9 @@ public enum Metric {
     public static List<Metric> of(Dataset d) {
         return switch (d) {
             case SGD -> List.of(NEEDED_CONTEXT_RECALL, NEEDED_CONTEXT_RECALL_FAR, NEEDED_CONTEXT_RECALL_RETURN,
-                    CURRENT_TOPIC_PRECISION, TOPIC_DIVERSITY);
-            case MULTIWOZ -> List.of(CURRENT_TOPIC_PRECISION, TOPIC_DIVERSITY);
-            case TIAGE -> List.of(POST_SHIFT_SHARE);
+                    CURRENT_TOPIC_PRECISION, TOPIC_DIVERSITY, CACHE_FILL);
+            case MULTIWOZ -> List.of(CURRENT_TOPIC_PRECISION, TOPIC_DIVERSITY, CACHE_FILL);
+            case TIAGE -> List.of(POST_SHIFT_SHARE, CACHE_FILL);
         };
     }
 }

@@ -40,13 +40,20 @@ public final class MiniLmEmbedder implements Embedder {
     private static final String MODEL_RESOURCE = "all-minilm-l6-v2.onnx";
     private static final String TOKENIZER_RESOURCE = "all-minilm-l6-v2-tokenizer.json";
 
-    private final ExecutorService executor;
-    private final Model model;
-    private final HuggingFaceTokenCountEstimator tokens;
+    private final int threads;
+    // Loaded on first use: a run whose embeddings are all cached never pays for the model.
+    private ExecutorService executor;
+    private Model model;
+    private HuggingFaceTokenCountEstimator tokens;
 
-    /** Loads the model (a few seconds) for {@code threads} parallel sentences. */
+    /** An embedder for {@code threads} parallel sentences; the model loads (a few seconds) on first use. */
     public MiniLmEmbedder(int threads) {
         if (threads < 1) throw new IllegalArgumentException("threads must be >= 1, got " + threads);
+        this.threads = threads;
+    }
+
+    private synchronized Model model() {
+        if (model != null) return model;
         OrtEnvironment env = OrtEnvironment.getEnvironment();
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
             options.setIntraOpNumThreads(1);
@@ -54,16 +61,21 @@ public final class MiniLmEmbedder implements Embedder {
             OrtSession session = env.createSession(resource(MODEL_RESOURCE), options);
             OnnxBertBiEncoder encoder = new OnnxBertBiEncoder(env, session,
                     new ByteArrayInputStream(resource(TOKENIZER_RESOURCE)), PoolingMode.MEAN);
-            this.executor = Executors.newFixedThreadPool(threads, r -> {
+            executor = Executors.newFixedThreadPool(threads, r -> {
                 Thread t = new Thread(r, "minilm");
                 t.setDaemon(true); // never keep the JVM alive for an idle embedding pool
                 return t;
             });
-            this.model = new Model(executor, encoder);
+            model = new Model(executor, encoder);
+            return model;
         } catch (OrtException e) {
             throw new IllegalStateException("cannot load " + MODEL_RESOURCE + ": " + e.getMessage(), e);
         }
-        this.tokens = new HuggingFaceTokenCountEstimator();
+    }
+
+    private synchronized HuggingFaceTokenCountEstimator tokens() {
+        if (tokens == null) tokens = new HuggingFaceTokenCountEstimator();
+        return tokens;
     }
 
     private static byte[] resource(String name) {
@@ -110,7 +122,7 @@ public final class MiniLmEmbedder implements Embedder {
         if (texts.isEmpty()) return new float[0][];
         List<TextSegment> segments = new ArrayList<>(texts.size());
         for (String t : texts) segments.add(TextSegment.from(t));
-        List<Embedding> out = model.embedAll(segments).content();
+        List<Embedding> out = model().embedAll(segments).content();
         float[][] vectors = new float[out.size()][];
         for (int i = 0; i < vectors.length; i++) vectors[i] = out.get(i).vector();
         return vectors;
@@ -118,11 +130,11 @@ public final class MiniLmEmbedder implements Embedder {
 
     @Override
     public int tokenCount(String text) {
-        return tokens.estimateTokenCountInText(text);
+        return tokens().estimateTokenCountInText(text);
     }
 
     @Override
-    public void close() {
-        executor.shutdownNow();
+    public synchronized void close() {
+        if (executor != null) executor.shutdownNow();
     }
 }

@@ -59,6 +59,17 @@ class DialogueMetricsTest {
     }
 
     @Test
+    void cacheFillComparesWhatIsHeldWithWhatCouldBe() {
+        // budget 7; per turn 1..7: 1/1, 3/3, 5/6, 7/7, 5/7, 3/7, 5/7
+        assertThat(DialogueMetrics.cacheFill(SGD, SGD_CACHE, SGD_TOKENS, 7)).isCloseTo(239.0 / 294, within(1e-12));
+        // an unbounded cache that keeps everything fills what was said
+        boolean[][] all = new boolean[8][8];
+        for (int t = 0; t < 8; t++) for (int j = 0; j < t; j++) all[t][j] = true;
+        assertThat(DialogueMetrics.cacheFill(SGD, all, SGD_TOKENS, Long.MAX_VALUE)).isEqualTo(1.0);
+        assertThat(DialogueMetrics.cacheFill(SGD, new boolean[8][8], SGD_TOKENS, 7)).isZero();
+    }
+
+    @Test
     void unlabelledTurnsCountOnlyAsOffTopicCacheContent() {
         Dialogue d = new Dialogue("m", List.of(Utterance.of("USER", "a", "hotel"), Utterance.of("SYSTEM", "b", null),
                 Utterance.of("USER", "c", "taxi"), Utterance.of("SYSTEM", "d", "hotel")));
@@ -122,7 +133,7 @@ class DialogueMetricsTest {
     @Property
     void everyMetricIsAShareOrUndefined(@ForAll("cases") Case k) {
         for (Metric m : Metric.values()) {
-            double v = DialogueMetrics.value(m, k.d(), k.cached(), k.tokens());
+            double v = DialogueMetrics.value(m, k.d(), k.cached(), k.tokens(), Long.MAX_VALUE);
             if (!Double.isNaN(v)) assertThat(v).as(m.id()).isBetween(0.0, 1.0);
         }
     }

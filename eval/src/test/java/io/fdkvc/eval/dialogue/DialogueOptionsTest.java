@@ -57,6 +57,19 @@ class DialogueOptionsTest {
     }
 
     @Test
+    void theTunedVariantTakesTheTrainSplitValuesAndNoCommandLineParameter() {
+        DialogueOptions o = base.withPolicies(List.of("fdkvc", DialogueOptions.TUNED), Map.of("gamma", "0.6"));
+        assertThat(o.paramsOf(DialogueOptions.TUNED)).isEmpty();
+        FdkvcParams tuned = (FdkvcParams) o.template(DialogueOptions.TUNED).params();
+        FdkvcParams expected = (FdkvcParams) io.fdkvc.core.policy.PolicyRegistry.spec("fdkvc", 10, TunedParams.of(Dataset.TIAGE)).params();
+        assertThat(tuned).isEqualTo(expected);
+        assertThat(((FdkvcParams) o.template("fdkvc").params()).gamma()).isEqualTo(0.6);
+        // a parameter only the tuned variant could take is still one no selected policy takes
+        assertThatThrownBy(() -> base.withPolicies(List.of(DialogueOptions.TUNED, "window"), Map.of("gamma", "0.6")))
+                .hasMessageStartingWith("-p gamma: no selected policy takes this parameter");
+    }
+
+    @Test
     void defaultsAreDocumentedValues() {
         assertThat(base.policies()).isEqualTo(DialogueOptions.DEFAULT_POLICIES);
         assertThat(base.sweepFractions()).isEqualTo(DialogueOptions.DEFAULT_SWEEP);

@@ -138,5 +138,7 @@ class DialogueSimulatorTest {
             }
             assertThat(cost).isLessThanOrEqualTo(budget);
         }
+        double fill = DialogueMetrics.cacheFill(d.dialogue(), c, d.tokens(), budget);
+        if (n > 1) assertThat(fill).isBetween(0.0, 1.0);
     }
 }

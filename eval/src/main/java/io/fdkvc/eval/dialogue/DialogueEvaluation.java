@@ -142,12 +142,16 @@ public final class DialogueEvaluation {
     /** {@code given}, or {@link DialogueOptions#DEFAULT_BUDGET_SHARE} of the median dialogue's tokens, rounded up. */
     public static int headlineBudget(List<EmbeddedDialogue> dialogues, Integer given) {
         if (given != null) return given;
+        return (int) Math.ceil(DialogueOptions.DEFAULT_BUDGET_SHARE * medianTokens(dialogues) - 1e-9);
+    }
+
+    /** The median of the dialogues' token totals (the mean of the middle two for an even count). */
+    static double medianTokens(List<EmbeddedDialogue> dialogues) {
         long[] totals = new long[dialogues.size()];
         for (int i = 0; i < totals.length; i++) totals[i] = dialogues.get(i).totalTokens();
         Arrays.sort(totals);
         int n = totals.length;
-        double median = n % 2 == 1 ? totals[n / 2] : (totals[n / 2 - 1] + totals[n / 2]) / 2.0;
-        return (int) Math.ceil(DialogueOptions.DEFAULT_BUDGET_SHARE * median - 1e-9);
+        return n % 2 == 1 ? totals[n / 2] : (totals[n / 2 - 1] + totals[n / 2]) / 2.0;
     }
 
     /**

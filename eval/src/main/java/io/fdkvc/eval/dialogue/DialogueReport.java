@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import org.knowm.xchart.BitmapEncoder;
@@ -61,21 +60,16 @@ final class DialogueReport {
         StringBuilder md = new StringBuilder();
         List<EmbeddedDialogue> ds = ev.dialogues();
         long utterances = 0;
-        long[] totals = new long[ds.size()];
-        for (int i = 0; i < ds.size(); i++) {
-            utterances += ds.get(i).size();
-            totals[i] = ds.get(i).totalTokens();
-        }
-        Arrays.sort(totals);
+        for (EmbeddedDialogue d : ds) utterances += d.size();
         Budget headline = ev.budgets().get(0);
         md.append("## Real dialogues: ").append(ev.dataset().id()).append("\n\n");
         md.append(String.format(Locale.ROOT,
-                "Data: `%s`, %d dialogues%s, %d utterances, median %d tokens per dialogue. Each utterance is one cache "
+                "Data: `%s`, %d dialogues%s, %d utterances, median %s tokens per dialogue. Each utterance is one cache "
                         + "entry: key = value = its `%s` embedding (%d dimensions, unit norm), cost = its WordPiece token "
                         + "count, position = its turn. Each turn's query is its own utterance; attention logits = cosine / %s. "
                         + "Metrics are read when a turn arrives, before its update.\n\n",
                 o.data().getFileName(), ds.size(), o.maxDialogues() > 0 ? " (seeded sample, seed " + o.seed() + ")" : "",
-                utterances, totals[totals.length / 2], embedder.modelName(), embedder.dimension(), trim(ev.temperature())));
+                utterances, trim(DialogueEvaluation.medianTokens(ds)), embedder.modelName(), embedder.dimension(), trim(ev.temperature())));
         md.append(String.format(Locale.ROOT,
                 "Budget: %s for every dialogue%s. Mean over dialogues with its 95%% percentile-bootstrap interval "
                         + "(%d resamples, seed %d); n = dialogues where the metric is defined.\n\n",

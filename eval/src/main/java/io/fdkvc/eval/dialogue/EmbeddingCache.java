@@ -219,27 +219,35 @@ public final class EmbeddingCache {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
             Path tmp = Files.createTempFile(file.toAbsolutePath().getParent(), file.getFileName().toString(), ".tmp");
-            try (OutputStream os = Files.newOutputStream(tmp);
-                 DataOutputStream out = new DataOutputStream(new BufferedOutputStream(os, 1 << 16))) {
-                out.write(MAGIC);
-                out.writeInt(VERSION);
-                out.writeUTF(embedder.modelName());
-                out.writeInt(dim);
-                out.writeInt(s.count);
-                for (int r = 0; r < s.count; r++) {
-                    out.writeLong(s.hi[r]);
-                    out.writeLong(s.lo[r]);
-                    out.writeInt(s.tokens[r]);
-                    for (int d = 0; d < dim; d++) out.writeFloat(s.vectors[r * dim + d]);
-                }
-            }
             try {
-                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+                write(tmp, s, dim);
+                try {
+                    Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+                }
+            } finally {
+                Files.deleteIfExists(tmp); // only still there when writing or moving failed
             }
         } catch (IOException e) {
             throw new InputException("embedding cache " + file + ": cannot write: " + e.getMessage(), e);
+        }
+    }
+
+    private void write(Path tmp, Store s, int dim) throws IOException {
+        try (OutputStream os = Files.newOutputStream(tmp);
+             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(os, 1 << 16))) {
+            out.write(MAGIC);
+            out.writeInt(VERSION);
+            out.writeUTF(embedder.modelName());
+            out.writeInt(dim);
+            out.writeInt(s.count);
+            for (int r = 0; r < s.count; r++) {
+                out.writeLong(s.hi[r]);
+                out.writeLong(s.lo[r]);
+                out.writeInt(s.tokens[r]);
+                for (int d = 0; d < dim; d++) out.writeFloat(s.vectors[r * dim + d]);
+            }
         }
     }
 }

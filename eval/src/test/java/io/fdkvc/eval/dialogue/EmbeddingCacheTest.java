@@ -31,6 +31,7 @@ class EmbeddingCacheTest {
         assertThat(Arrays.copyOfRange(a.vectors(), 16, 32)).containsExactly(first.vector("call me a taxi"));
         assertThat(cache.file("corpus.jsonl.gz")).exists().hasParent(dir);
         assertThat(cache.file("corpus.jsonl.gz").getFileName().toString()).startsWith("corpus.jsonl.gz.").endsWith(".emb");
+        assertThat(dir).isDirectoryNotContaining("glob:**.tmp"); // the temporary file was moved into place
 
         Fixtures.BagOfWords second = new Fixtures.BagOfWords(16);
         EmbeddingCache.Table b = new EmbeddingCache(dir, second).lookup("corpus.jsonl.gz", TEXTS, p -> {});

@@ -6,6 +6,7 @@ import io.fdkvc.engine.ModelFormatException;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.tensor.FloatTensor;
+import io.fdkvc.engine.tensor.Simd;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -30,7 +31,13 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Not thread-safe: one conversation at a time per instance.
  */
 public final class Llama implements AutoCloseable {
-    private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
+    /**
+     * The tensor kernels' species: lane sums go through {@link Simd#sum}, a fixed fold, because
+     * {@code reduceLanes(ADD)} sums in a different order in the interpreter than in C2, and a
+     * score or norm differing in its last bit before and after compilation could change a greedy
+     * token depending on how warm the JIT is.
+     */
+    private static final VectorSpecies<Float> S = Simd.F;
 
     private final LlamaConfig c;
     private final LlamaWeights w;
@@ -330,13 +337,13 @@ public final class Llama implements AutoCloseable {
                     a2 = FloatVector.fromArray(S, keys, b + 2 * hd + d).fma(qv, a2);
                     a3 = FloatVector.fromArray(S, keys, b + 3 * hd + d).fma(qv, a3);
                 }
-                sc[i] = a0.reduceLanes(VectorOperators.ADD);
-                sc[i + 1] = a1.reduceLanes(VectorOperators.ADD);
-                sc[i + 2] = a2.reduceLanes(VectorOperators.ADD);
-                sc[i + 3] = a3.reduceLanes(VectorOperators.ADD);
+                sc[i] = Simd.sum(a0);
+                sc[i + 1] = Simd.sum(a1);
+                sc[i + 2] = Simd.sum(a2);
+                sc[i + 3] = Simd.sum(a3);
             }
         }
-        for (; i < count; i++) sc[i] = dot(q, 0, keys, base + i * hd, hd);
+        for (; i < count; i++) sc[i] = Simd.dot(q, 0, keys, base + i * hd, hd);
     }
 
     /** sc[i] = exp(sc[i] - max) for i < count, vectorised (the JIT's vector exp); returns the sum. */
@@ -350,7 +357,7 @@ public final class Llama implements AutoCloseable {
                 e.intoArray(sc, i);
                 acc = acc.add(e);
             }
-            sum = acc.reduceLanes(VectorOperators.ADD);
+            sum = Simd.sum(acc);
         }
         for (; i < count; i++) {
             float e = (float) Math.exp(sc[i] - max);
@@ -433,24 +440,10 @@ public final class Llama implements AutoCloseable {
 
     /** out = weight * x / rms(x), as llama2.c: 1 / sqrt(mean(x^2) + eps). */
     static void rmsnorm(float[] out, int oOff, float[] x, int xOff, float[] weight, int n, float eps) {
-        float ss = dot(x, xOff, x, xOff, n);
+        float ss = Simd.dot(x, xOff, x, xOff, n);
         ss = ss / n + eps;
         ss = 1f / (float) Math.sqrt(ss);
         for (int i = 0; i < n; i++) out[oOff + i] = weight[i] * (ss * x[xOff + i]);
-    }
-
-    static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
-        int i = 0;
-        float s = 0;
-        if (n >= S.length()) {
-            FloatVector acc = FloatVector.zero(S);
-            for (int up = S.loopBound(n); i < up; i += S.length()) {
-                acc = FloatVector.fromArray(S, a, aOff + i).fma(FloatVector.fromArray(S, b, bOff + i), acc);
-            }
-            s = acc.reduceLanes(VectorOperators.ADD);
-        }
-        for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
-        return s;
     }
 
     /** Stops the worker threads. */

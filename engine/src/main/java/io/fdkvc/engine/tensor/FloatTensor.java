@@ -1,9 +1,6 @@
 package io.fdkvc.engine.tensor;
 
-import io.fdkvc.core.math.VectorMath;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * A read-only row-major matrix of {@code rows x cols} weights, possibly quantised, usually a view
@@ -59,33 +56,31 @@ public abstract class FloatTensor {
         }
         for (; r < rowTo; r++) {
             dequantizeRow(r, w, 0);
-            for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = VectorMath.dot(w, 0, x, xOff + b * xStride, n);
+            for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = Simd.dot(w, 0, x, xOff + b * xStride, n);
         }
     }
-
-    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
 
     /** Four dequantised rows {@code w} (n floats each) times every batch row, two batch rows at a time. */
     private static void block4(float[] w, int n, float[] x, int xOff, int xStride, int batch,
                                float[] out, int o, int outStride) {
-        int L = SP.length(), up = SP.loopBound(n);
+        int L = Simd.L, up = Simd.F.loopBound(n);
         int b = 0;
         for (; b + 2 <= batch; b += 2) {
             int x0 = xOff + b * xStride, x1 = x0 + xStride;
-            FloatVector a00 = FloatVector.zero(SP), a10 = a00, a20 = a00, a30 = a00;
+            FloatVector a00 = FloatVector.zero(Simd.F), a10 = a00, a20 = a00, a30 = a00;
             FloatVector a01 = a00, a11 = a00, a21 = a00, a31 = a00;
             int i = 0;
             for (; i < up; i += L) {
-                FloatVector v0 = FloatVector.fromArray(SP, x, x0 + i), v1 = FloatVector.fromArray(SP, x, x1 + i);
-                FloatVector w0 = FloatVector.fromArray(SP, w, i), w1 = FloatVector.fromArray(SP, w, n + i);
-                FloatVector w2 = FloatVector.fromArray(SP, w, 2 * n + i), w3 = FloatVector.fromArray(SP, w, 3 * n + i);
+                FloatVector v0 = FloatVector.fromArray(Simd.F, x, x0 + i), v1 = FloatVector.fromArray(Simd.F, x, x1 + i);
+                FloatVector w0 = FloatVector.fromArray(Simd.F, w, i), w1 = FloatVector.fromArray(Simd.F, w, n + i);
+                FloatVector w2 = FloatVector.fromArray(Simd.F, w, 2 * n + i), w3 = FloatVector.fromArray(Simd.F, w, 3 * n + i);
                 a00 = w0.fma(v0, a00); a10 = w1.fma(v0, a10); a20 = w2.fma(v0, a20); a30 = w3.fma(v0, a30);
                 a01 = w0.fma(v1, a01); a11 = w1.fma(v1, a11); a21 = w2.fma(v1, a21); a31 = w3.fma(v1, a31);
             }
-            float s00 = a00.reduceLanes(VectorOperators.ADD), s10 = a10.reduceLanes(VectorOperators.ADD);
-            float s20 = a20.reduceLanes(VectorOperators.ADD), s30 = a30.reduceLanes(VectorOperators.ADD);
-            float s01 = a01.reduceLanes(VectorOperators.ADD), s11 = a11.reduceLanes(VectorOperators.ADD);
-            float s21 = a21.reduceLanes(VectorOperators.ADD), s31 = a31.reduceLanes(VectorOperators.ADD);
+            float s00 = Simd.sum(a00), s10 = Simd.sum(a10);
+            float s20 = Simd.sum(a20), s30 = Simd.sum(a30);
+            float s01 = Simd.sum(a01), s11 = Simd.sum(a11);
+            float s21 = Simd.sum(a21), s31 = Simd.sum(a31);
             for (; i < n; i++) {
                 float v0 = x[x0 + i], v1 = x[x1 + i];
                 s00 += w[i] * v0; s10 += w[n + i] * v0; s20 += w[2 * n + i] * v0; s30 += w[3 * n + i] * v0;
@@ -97,7 +92,7 @@ public abstract class FloatTensor {
         }
         for (; b < batch; b++) {
             int x0 = xOff + b * xStride, p0 = o + b * outStride;
-            for (int j = 0; j < 4; j++) out[p0 + j] = VectorMath.dot(w, j * n, x, x0, n);
+            for (int j = 0; j < 4; j++) out[p0 + j] = Simd.dot(w, j * n, x, x0, n);
         }
     }
 }

@@ -16,15 +16,18 @@ import jdk.incubator.vector.VectorSpecies;
  * C2 folds them into the kernels; the float species is the platform's preferred one unless the
  * system property {@code fdkvc.vectorBits} (128, 256 or 512) overrides it, which exists only to
  * exercise the other code shapes in a separate JVM.
+ *
+ * <p>Public only for the model's own kernels (attention scores, softmax sums, RMSNorm), which must
+ * reduce lanes in the same fixed order as the tensor kernels and on the same species.
  */
-final class Simd {
+public final class Simd {
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     static final ValueLayout.OfFloat FLOAT_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
     /** Float lanes per vector (4, 8 or 16). */
-    static final VectorSpecies<Float> F = floatSpecies();
-    static final int L = F.length();
+    public static final VectorSpecies<Float> F = floatSpecies();
+    public static final int L = F.length();
     /**
      * Byte loads carry at least 8 lanes (there is no 32-bit byte vector); with 4 float lanes one
      * byte load is converted in {@link #PARTS} parts.
@@ -51,7 +54,7 @@ final class Simd {
      * differ in its last bit before and after compilation; with this fold a result does not
      * depend on how warm the JIT is (greedy decoding stays reproducible).
      */
-    static float sum(FloatVector v) {
+    public static float sum(FloatVector v) {
         if (L >= 16) v = v.add(v.rearrange(FOLD8));
         if (L >= 8) v = v.add(v.rearrange(FOLD4));
         v = v.add(v.rearrange(FOLD2));
@@ -75,7 +78,7 @@ final class Simd {
     }
 
     /** {@code sum a[aOff+i] * b[bOff+i]} for i in [0, n). */
-    static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+    public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
         int i = 0;
         // two accumulators hide the FMA latency

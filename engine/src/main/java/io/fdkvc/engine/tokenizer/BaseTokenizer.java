@@ -18,7 +18,10 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
     final Map<String, Integer> pieceIds;
     final boolean[] special;
     private final SpecialTokens specials;
-
+    // Set once, by the end of the subclass constructor (setTables), and never changed after.
+    private MergeRules rules;
+    private byte[][] tokenBytes;
+    private boolean[] dummySpace;
 
     BaseTokenizer(Vocabulary v, boolean sentencePiece) {
         String what = sentencePiece ? "SentencePiece (llama)" : "byte-level BPE (gpt2)";
@@ -90,13 +93,23 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
         return Integer.parseInt(token, 3, 5, 16);
     }
 
-    abstract MergeRules rules();
+    /**
+     * The subclass's tables, which need the token table built here first: its merge rules; the
+     * decoded bytes by id (empty for control tokens); by id, whether the token's text starts with
+     * a SentencePiece dummy-prefix space. Called once, at the end of the subclass constructor.
+     */
+    final void setTables(MergeRules rules, byte[][] tokenBytes, boolean[] dummySpace) {
+        if (this.rules != null) {
+            throw new IllegalStateException("tokenizer tables are already set");
+        }
+        this.rules = rules;
+        this.tokenBytes = tokenBytes;
+        this.dummySpace = dummySpace;
+    }
 
-    /** Decoded bytes by id (empty for control tokens). */
-    abstract byte[][] tokenBytes();
-
-    /** By id: whether the token's text starts with a SentencePiece dummy-prefix space. */
-    abstract boolean[] dummySpace();
+    final MergeRules rules() {
+        return rules;
+    }
 
     /**
      * Encodes {@code text[from, to)}, which contains no special token (or is treated as if it
@@ -161,7 +174,7 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
 
     @Override
     public TokenDecoder decoder(boolean startOfText) {
-        return new TokenDecoder(tokenBytes(), dummySpace(), special, startOfText);
+        return new TokenDecoder(tokenBytes, dummySpace, special, startOfText);
     }
 
     @Override

@@ -34,9 +34,6 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
     private final PreTokenizer preTokenizer;
     private final boolean wholeWordsFirst;
     private final int[] byteIds = new int[256];
-    private final MergeRules rules;
-    private final byte[][] tokenBytes;
-    private final boolean[] dummySpace;
 
     public ByteLevelBpeTokenizer(Vocabulary v) {
         super(v, false);
@@ -49,7 +46,7 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
             byteIds[b] = tokenId(String.valueOf((char) BYTE_TO_CHAR[b]));
         }
         String[] merges = v.merges();
-        rules = new MergeRules(merges.length);
+        MergeRules rules = new MergeRules(merges.length);
         for (int rank = 0; rank < merges.length; rank++) {
             String m = merges[rank];
             int space = m == null ? -1 : m.indexOf(' ');
@@ -67,8 +64,7 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
             }
         }
         int n = tokens.length;
-        tokenBytes = new byte[n][];
-        dummySpace = new boolean[n];
+        byte[][] tokenBytes = new byte[n][];
         for (int id = 0; id < n; id++) {
             tokenBytes[id] = switch (types[id]) {
                 case CONTROL -> new byte[0];
@@ -76,6 +72,7 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
                 default -> unmap(tokens[id]);
             };
         }
+        setTables(rules, tokenBytes, new boolean[n]);
     }
 
     /** The bytes a token's byte characters stand for; a character outside the mapping is its own UTF-8. */
@@ -104,21 +101,6 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
 
     public PreTokenizer preTokenizer() {
         return preTokenizer;
-    }
-
-    @Override
-    MergeRules rules() {
-        return rules;
-    }
-
-    @Override
-    byte[][] tokenBytes() {
-        return tokenBytes;
-    }
-
-    @Override
-    boolean[] dummySpace() {
-        return dummySpace;
     }
 
     @Override

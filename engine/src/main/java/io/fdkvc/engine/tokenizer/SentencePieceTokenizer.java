@@ -40,9 +40,6 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
     private final int unknownId;
     private final LongIntTable charIds;
     private final int[] byteIds = new int[256];
-    private final MergeRules rules;
-    private final byte[][] tokenBytes;
-    private final boolean[] dummySpace;
 
     public SentencePieceTokenizer(Vocabulary v) {
         super(v, true);
@@ -88,10 +85,8 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
         }
         unknownId = unknown;
         spaceId = charIds.get(spaceSymbol);
-        rules = buildRules();
-
-        tokenBytes = new byte[n][];
-        dummySpace = new boolean[n];
+        byte[][] tokenBytes = new byte[n][];
+        boolean[] dummySpace = new boolean[n];
         for (int id = 0; id < n; id++) {
             String t = tokens[id];
             int b = types[id] == BYTE ? byteOf(t) : -1;
@@ -106,6 +101,7 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
                 dummySpace[id] = spaceId >= 0 && !t.isEmpty() && t.charAt(0) == spaceSymbol;
             }
         }
+        setTables(buildRules(), tokenBytes, dummySpace);
     }
 
     private boolean isCanonical(int id) {
@@ -136,21 +132,6 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
             }
         }
         return r;
-    }
-
-    @Override
-    MergeRules rules() {
-        return rules;
-    }
-
-    @Override
-    byte[][] tokenBytes() {
-        return tokenBytes;
-    }
-
-    @Override
-    boolean[] dummySpace() {
-        return dummySpace;
     }
 
     @Override

@@ -114,10 +114,7 @@ final class SymbolMerger {
             move(parent, i);
             i = parent;
         }
-        heapPriority[i] = p;
-        heapLeft[i] = left;
-        heapRight[i] = right;
-        heapRule[i] = rule;
+        put(i, p, left, right, rule);
     }
 
     private void pop() {
@@ -144,10 +141,7 @@ final class SymbolMerger {
             move(child, i);
             i = child;
         }
-        heapPriority[i] = p;
-        heapLeft[i] = left;
-        heapRight[i] = right;
-        heapRule[i] = rule;
+        put(i, p, left, right, rule);
     }
 
     /** Plain float comparison on purpose: -0.0 and 0.0 tie, as with C's {@code >} in run.c. */
@@ -156,9 +150,13 @@ final class SymbolMerger {
     }
 
     private void move(int from, int to) {
-        heapPriority[to] = heapPriority[from];
-        heapLeft[to] = heapLeft[from];
-        heapRight[to] = heapRight[from];
-        heapRule[to] = heapRule[from];
+        put(to, heapPriority[from], heapLeft[from], heapRight[from], heapRule[from]);
+    }
+
+    private void put(int i, float p, int left, int right, int rule) {
+        heapPriority[i] = p;
+        heapLeft[i] = left;
+        heapRight[i] = right;
+        heapRule[i] = rule;
     }
 }

@@ -1,7 +1,6 @@
 package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
-import io.fdkvc.cli.engine.ModelFiles;
 import io.fdkvc.cli.engine.SyntheticModels;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicyRegistry;
@@ -51,9 +50,6 @@ public final class BenchCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     Source source;
 
-    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
-    Path tokenizer;
-
     @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "64", description = "prompt tokens per turn; default: ${DEFAULT-VALUE}")
     int promptTokens;
 
@@ -67,9 +63,6 @@ public final class BenchCommand implements Callable<Integer> {
     int warmup;
 
     @Mixin
-    PolicyOptions policy;
-
-    @Mixin
     EngineOptions engine;
 
     @Spec
@@ -81,6 +74,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (genTokens < 1) throw new InputException("--gen-tokens must be >= 1, got " + genTokens);
         if (warmup < 0) throw new InputException("--warmup must be >= 0, got " + warmup);
         if (turns <= warmup) throw new InputException("--turns must exceed --warmup (" + warmup + "), got " + turns);
+        PolicyOptions policy = engine.policy;
         PolicySpec budgeted = policy.spec();
         if (budgeted.name().equals("full")) budgeted = PolicyRegistry.spec("fdkvc", policy.budget);
         List<PolicySpec> specs = List.of(PolicyRegistry.spec("full", policy.budget), budgeted);
@@ -93,7 +87,7 @@ public final class BenchCommand implements Callable<Integer> {
             m = SyntheticModels.load(shape);
         } else {
             name = source.model.getFileName().toString();
-            m = ModelFiles.load(source.model, tokenizer);
+            m = engine.load(source.model);
         }
         try (m; Llama llama = engine.newModel(m)) {
             LlamaConfig c = m.config();
@@ -134,7 +128,7 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     private Row run(Llama llama, PolicySpec ps) {
-        Session s = new Session(llama, engine.newCache(llama, ps));
+        Session s = engine.newSession(llama, ps);
         int vocab = llama.config().vocabSize();
         Sampler greedy = Sampler.greedy(vocab);
         SplittableRandom rnd = new SplittableRandom(1234);

@@ -1,9 +1,8 @@
 package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
-import io.fdkvc.cli.engine.ModelFiles;
+import io.fdkvc.cli.engine.ModelOptions;
 import io.fdkvc.cli.engine.ReplyText;
-import io.fdkvc.cli.engine.SamplingOptions;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.model.Llama;
@@ -42,12 +41,6 @@ import tools.jackson.databind.node.ObjectNode;
 public final class ChatCommand implements Callable<Integer> {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
-    @Option(names = "--model", paramLabel = "FILE", required = true, description = "model file: .gguf or llama2.c .bin")
-    Path model;
-
-    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
-    Path tokenizer;
-
     @Option(names = "--template", paramLabel = "NAME",
             description = "chat format: chatml, llama3, llama2 or plain; default: detected from the model")
     String template;
@@ -65,13 +58,7 @@ public final class ChatCommand implements Callable<Integer> {
     Path statsJson;
 
     @Mixin
-    SamplingOptions sampling;
-
-    @Mixin
-    PolicyOptions policy;
-
-    @Mixin
-    EngineOptions engine;
+    ModelOptions options;
 
     @Spec
     CommandSpec spec;
@@ -79,17 +66,18 @@ public final class ChatCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (maxTokens < 1) throw new InputException("--max-tokens must be >= 1, got " + maxTokens);
-        PolicySpec ps = policy.spec();
+        EngineOptions engine = options.engine;
+        PolicySpec ps = engine.policy.spec();
         ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
         PrintWriter out = spec.commandLine().getOut();
         BufferedWriter stats = openStats();
-        try (LoadedModel m = ModelFiles.load(model, tokenizer);
+        try (LoadedModel m = options.load();
              Llama llama = engine.newModel(m)) {
             Tokenizer tok = Tokenizers.from(m.vocabulary());
             ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, m.vocabulary());
             int[] stopIds = tpl.stopTokens(tok);
-            Sampler sampler = sampling.newSampler(m.config().vocabSize());
-            Session session = new Session(llama, engine.newCache(llama, ps));
+            Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
+            Session session = engine.newSession(llama, ps);
             boolean interactive = System.console() != null && System.console().isTerminal();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             while (true) {

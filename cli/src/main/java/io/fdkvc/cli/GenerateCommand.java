@@ -1,11 +1,9 @@
 package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
-import io.fdkvc.cli.engine.ModelFiles;
-import io.fdkvc.cli.engine.SamplingOptions;
+import io.fdkvc.cli.engine.ModelOptions;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
-import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.sampling.Sampler;
@@ -14,7 +12,6 @@ import io.fdkvc.engine.tokenizer.TokenDecoder;
 import io.fdkvc.engine.tokenizer.Tokenizer;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -32,12 +29,6 @@ import picocli.CommandLine.Spec;
         description = {"Generate text from a prompt with a model (GGUF, or llama2.c checkpoint plus --tokenizer).",
                 "Prints the prompt followed by the generated text on stdout; statistics on stderr."})
 public final class GenerateCommand implements Callable<Integer> {
-    @Option(names = "--model", paramLabel = "FILE", required = true, description = "model file: .gguf or llama2.c .bin")
-    Path model;
-
-    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
-    Path tokenizer;
-
     @Option(names = "--prompt", paramLabel = "TEXT", defaultValue = "", description = "the prompt; default: none")
     String prompt;
 
@@ -46,13 +37,7 @@ public final class GenerateCommand implements Callable<Integer> {
     int maxTokens;
 
     @Mixin
-    SamplingOptions sampling;
-
-    @Mixin
-    PolicyOptions policy;
-
-    @Mixin
-    EngineOptions engine;
+    ModelOptions options;
 
     @Spec
     CommandSpec spec;
@@ -60,11 +45,12 @@ public final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (maxTokens < 0) throw new InputException("--max-tokens must be >= 0, got " + maxTokens);
-        PolicySpec ps = policy.spec();
+        EngineOptions engine = options.engine;
+        PolicySpec ps = engine.policy.spec();
         PrintWriter out = spec.commandLine().getOut(), err = spec.commandLine().getErr();
-        try (LoadedModel m = ModelFiles.load(model, tokenizer)) {
+        try (LoadedModel m = options.load()) {
             Tokenizer tok = Tokenizers.from(m.vocabulary());
-            Sampler sampler = sampling.newSampler(m.config().vocabSize());
+            Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
             int[] text = tok.encode(prompt);
             int bos = tok.bos(), eos = tok.eos();
             int[] tokens = new int[text.length + (bos >= 0 ? 1 : 0)];
@@ -72,8 +58,7 @@ public final class GenerateCommand implements Callable<Integer> {
             System.arraycopy(text, 0, tokens, tokens.length - text.length, text.length);
             if (tokens.length == 0) throw new InputException("--prompt is empty and the model has no BOS token to start from");
             try (Llama llama = engine.newModel(m)) {
-                KvCache cache = engine.newCache(llama, ps);
-                Session session = new Session(llama, cache);
+                Session session = engine.newSession(llama, ps);
                 TokenDecoder dec = tok.decoder(true);
                 StringBuilder sb = new StringBuilder();
                 for (int t : tokens) dec.next(t, sb);
@@ -98,7 +83,7 @@ public final class GenerateCommand implements Callable<Integer> {
                                 + "%s, %s positions, max %d entries per stream, KV %.1f KiB, %d threads, seed %d",
                         tokens.length, prefill, tokens.length / prefill, produced, decoded, decode,
                         decoded > 0 ? decoded / decode : 0.0, ps, engine.positionMode().label(),
-                        st.cacheEntries(), st.kvBytes() / 1024.0, llama.threads(), sampling.seed()));
+                        st.cacheEntries(), st.kvBytes() / 1024.0, llama.threads(), options.sampling.seed()));
                 err.flush();
             }
         }

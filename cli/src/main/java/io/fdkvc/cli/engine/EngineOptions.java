@@ -1,16 +1,30 @@
 package io.fdkvc.cli.engine;
 
+import io.fdkvc.cli.PolicyOptions;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.session.Session;
 import io.fdkvc.engine.tensor.Parallel;
+import java.nio.file.Path;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** How the engine runs a model: threads, prefill chunk, turn chunking and RoPE positions. */
+/**
+ * What every engine command (generate, chat, bench) shares about loading and running a model:
+ * the llama2.c tokenizer file, the cache policy, threads, prefill chunk, turn chunking and RoPE
+ * positions.
+ */
 public final class EngineOptions {
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer file (for a .bin model)")
+    public Path tokenizer;
+
+    @Mixin
+    public PolicyOptions policy;
+
     @Option(names = "--max-turn-tokens", paramLabel = "N", defaultValue = "512",
             description = "tokens a turn may add before the policy runs; a longer turn is processed in chunks of N, "
                     + "each counted as a turn (cache memory: budget + N entries per stream); default: ${DEFAULT-VALUE}")
@@ -28,6 +42,11 @@ public final class EngineOptions {
     @Option(names = "--batch", paramLabel = "N", defaultValue = "64",
             description = "prefill chunk: prompt tokens processed together as a matrix; default: ${DEFAULT-VALUE}")
     public int batch;
+
+    /** Opens {@code model} (GGUF, or a llama2.c checkpoint with --tokenizer): see {@link ModelFiles#load}. */
+    public LoadedModel load(Path model) {
+        return ModelFiles.load(model, tokenizer);
+    }
 
     public int threads() {
         int t = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
@@ -51,5 +70,10 @@ public final class EngineOptions {
 
     public KvCache newCache(Llama llama, PolicySpec spec) {
         return llama.newCache(spec, maxTurnTokens, positionMode());
+    }
+
+    /** A conversation on {@code llama} over a cache bounded by {@code spec}. */
+    public Session newSession(Llama llama, PolicySpec spec) {
+        return new Session(llama, newCache(llama, spec));
     }
 }

@@ -48,7 +48,7 @@ public abstract class FloatTensor {
             return;
         }
         int n = cols();
-        float[] w = new float[4 * n]; // one small block per call (per chunk), never per token
+        float[] w = new float[4 * n + 8 * Simd.L]; // one small block per call (per chunk), never per token; lanes at 4n
         int r = rowFrom;
         for (; r + 4 <= rowTo; r += 4) {
             for (int j = 0; j < 4; j++) dequantizeRow(r + j, w, j * n);
@@ -77,10 +77,13 @@ public abstract class FloatTensor {
                 a00 = w0.fma(v0, a00); a10 = w1.fma(v0, a10); a20 = w2.fma(v0, a20); a30 = w3.fma(v0, a30);
                 a01 = w0.fma(v1, a01); a11 = w1.fma(v1, a11); a21 = w2.fma(v1, a21); a31 = w3.fma(v1, a31);
             }
-            float s00 = Simd.sum(a00), s10 = Simd.sum(a10);
-            float s20 = Simd.sum(a20), s30 = Simd.sum(a30);
-            float s01 = Simd.sum(a01), s11 = Simd.sum(a11);
-            float s21 = Simd.sum(a21), s31 = Simd.sum(a31);
+            // the accumulators go through memory and Simd.sum's scalar twin: eight sum(vector)
+            // calls exceed C2's inlining budget here, and a call that is not inlined boxes its vector
+            int lp = 4 * n;
+            a00.intoArray(w, lp); a10.intoArray(w, lp + L); a20.intoArray(w, lp + 2 * L); a30.intoArray(w, lp + 3 * L);
+            a01.intoArray(w, lp + 4 * L); a11.intoArray(w, lp + 5 * L); a21.intoArray(w, lp + 6 * L); a31.intoArray(w, lp + 7 * L);
+            float s00 = Simd.sum(w, lp), s10 = Simd.sum(w, lp + L), s20 = Simd.sum(w, lp + 2 * L), s30 = Simd.sum(w, lp + 3 * L);
+            float s01 = Simd.sum(w, lp + 4 * L), s11 = Simd.sum(w, lp + 5 * L), s21 = Simd.sum(w, lp + 6 * L), s31 = Simd.sum(w, lp + 7 * L);
             for (; i < n; i++) {
                 float v0 = x[x0 + i], v1 = x[x1 + i];
                 s00 += w[i] * v0; s10 += w[n + i] * v0; s20 += w[2 * n + i] * v0; s30 += w[3 * n + i] * v0;

@@ -62,6 +62,19 @@ public final class Simd {
         return v.lane(0);
     }
 
+    /**
+     * {@link #sum} of the L lanes stored at {@code a[off ..]}, in the same order (the fold's lane
+     * 0 is v0 + v[L/2], then + the pair L/4 apart, ...), so bit-for-bit equal to it; the array
+     * is overwritten. For kernels that reduce many accumulators at once: each {@code sum(v)}
+     * call that C2 declines to inline (a large caller runs out of inlining budget) boxes v.
+     */
+    public static float sum(float[] a, int off) {
+        for (int h = L / 2; h >= 1; h >>= 1) {
+            for (int i = 0; i < h; i++) a[off + i] += a[off + i + h];
+        }
+        return a[off];
+    }
+
     private static VectorSpecies<Float> floatSpecies() {
         String bits = System.getProperty("fdkvc.vectorBits");
         if (bits == null) {

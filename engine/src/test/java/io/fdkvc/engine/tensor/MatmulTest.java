@@ -1,0 +1,64 @@
+package io.fdkvc.engine.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import jdk.incubator.vector.FloatVector;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The batched product (prefill) against an independent reference: the scalar decoder's rows
+ * ({@link Reference}) times each batch row, summed in double. The batched kernel sums lanes of
+ * dequantised rows while {@link FloatTensor#dot} sums per block (scale applied per block), so the
+ * two differ in rounding only: the bound is a few float ulps of the sum of |w x|.
+ */
+class MatmulTest {
+    @ParameterizedTest
+    @EnumSource(GgmlType.class)
+    void batchedProductIsEveryRowTimesEveryBatchRow(GgmlType type) {
+        Random r = new Random(type.ordinal() * 31 + 5);
+        int rows = 13, blocks = Math.max(1, 288 / type.blockSize), cols = blocks * type.blockSize;
+        byte[] bytes = Reference.randomRows(type, r, rows, blocks);
+        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+        for (int batch : new int[] {1, 2, 3, 7}) {
+            int xOff = 5, xStride = cols + 3, outOff = 2, outStride = rows + 4, from = 1, to = rows;
+            float[] x = new float[xOff + batch * xStride];
+            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            float[] out = new float[outOff + batch * outStride];
+            t.matmul(from, to, x, xOff, xStride, batch, out, outOff, outStride);
+            for (int b = 0; b < batch; b++) {
+                for (int row = 0; row < rows; row++) {
+                    float got = out[outOff + b * outStride + row];
+                    if (row < from) {
+                        assertThat(got).as("rows outside the range stay untouched").isZero();
+                        continue;
+                    }
+                    float[] w = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
+                    double exact = 0, mag = 0;
+                    for (int i = 0; i < cols; i++) {
+                        exact += (double) w[i] * x[xOff + b * xStride + i];
+                        mag += Math.abs((double) w[i] * x[xOff + b * xStride + i]);
+                    }
+                    double tol = 4 * cols * Math.ulp((float) mag) + 1e-30;
+                    assertThat((double) got).as("%s row %d batch row %d of %d", type, row, b, batch).isCloseTo(exact, org.assertj.core.data.Offset.offset(tol));
+                    assertThat((double) got).isCloseTo(t.dot(row, x, xOff + b * xStride), org.assertj.core.data.Offset.offset(2 * tol));
+                }
+            }
+        }
+    }
+
+    /** The scalar twin of the lane fold is the same fold: the same bits for any lane values. */
+    @Test
+    void scalarLaneFoldEqualsTheVectorFold() {
+        Random r = new Random(3);
+        float[] a = new float[Simd.L];
+        for (int k = 0; k < 10_000; k++) {
+            for (int i = 0; i < a.length; i++) a[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(40) - 20));
+            float v = Simd.sum(FloatVector.fromArray(Simd.F, a, 0));
+            assertThat(Float.floatToRawIntBits(Simd.sum(a.clone(), 0))).isEqualTo(Float.floatToRawIntBits(v));
+        }
+    }
+}

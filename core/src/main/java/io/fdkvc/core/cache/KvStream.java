@@ -142,34 +142,41 @@ public final class KvStream {
      * has already logged the removals with {@link #logEviction(int)} in the order it chose.
      */
     public void compact(boolean[] remove) {
-        int w = 0;
-        for (int r = 0; r < size; r++) {
-            if (remove[r]) {
-                totalCost -= cost[r];
-                continue;
-            }
-            if (w != r) moveEntry(r, w);
-            w++;
-        }
         int removedScored = 0;
         for (int r = 0; r < scored; r++) {
             if (remove[r]) removedScored++;
+        }
+        // Move runs of kept entries, one array copy per run and array: a turn usually removes a
+        // few entries, and per-entry copies would cost a call per entry and array.
+        int w = 0;
+        int r = 0;
+        while (r < size) {
+            if (remove[r]) {
+                totalCost -= cost[r];
+                r++;
+                continue;
+            }
+            int runStart = r;
+            while (r < size && !remove[r]) r++;
+            int len = r - runStart;
+            if (w != runStart) moveRun(runStart, w, len);
+            w += len;
         }
         scored -= removedScored;
         size = w;
     }
 
-    private void moveEntry(int from, int to) {
-        System.arraycopy(keys, from * keyDim, keys, to * keyDim, keyDim);
-        if (valueDim > 0) System.arraycopy(values, from * valueDim, values, to * valueDim, valueDim);
-        if (embeddingDim > 0) System.arraycopy(embeddings, from * embeddingDim, embeddings, to * embeddingDim, embeddingDim);
-        embeddingNorms[to] = embeddingNorms[from];
-        positions[to] = positions[from];
-        c[to] = c[from];
-        rho[to] = rho[from];
-        h[to] = h[from];
-        logitBias[to] = logitBias[from];
-        cost[to] = cost[from];
+    private void moveRun(int from, int to, int len) {
+        System.arraycopy(keys, from * keyDim, keys, to * keyDim, len * keyDim);
+        if (valueDim > 0) System.arraycopy(values, from * valueDim, values, to * valueDim, len * valueDim);
+        if (embeddingDim > 0) System.arraycopy(embeddings, from * embeddingDim, embeddings, to * embeddingDim, len * embeddingDim);
+        System.arraycopy(embeddingNorms, from, embeddingNorms, to, len);
+        System.arraycopy(positions, from, positions, to, len);
+        System.arraycopy(c, from, c, to, len);
+        System.arraycopy(rho, from, rho, to, len);
+        System.arraycopy(h, from, h, to, len);
+        System.arraycopy(logitBias, from, logitBias, to, len);
+        System.arraycopy(cost, from, cost, to, len);
     }
 
     /** Starts a policy update: clears the list of entries evicted during the previous one. */

@@ -162,9 +162,7 @@ public final class FdkvcPolicy implements Policy {
             java.util.Arrays.fill(bias, 0, n, 0f);
             return;
         }
-        for (int i = 0; i < n; i++) {
-            bias[i] = (float) (p.beta() * Math.log(0.5 + 0.5 * (rho[i] / maxRho)));
-        }
+        VectorMath.scaledLogHalfToOne(rho, n, maxRho, p.beta(), bias);
     }
 
     /** Eq. 5 over entries [0, n): h_i = wc * c_i / max c + wrho * rho_i; returns max h. */

@@ -37,7 +37,16 @@ class JitDeterminismTest {
             ten.dequantizeRow(ROWS - 1, row, 0);
             long h = 0;
             for (float v : row) h = h * 31 + Float.floatToRawIntBits(v);
-            lines.add(sb.append(" deq ").append(Long.toHexString(h)).toString());
+            // the batched product (prefill): its own kernel, its own fixed summation order
+            int batch = FloatTensor.NB + 3;
+            float[] xs = new float[batch * COLS];
+            for (int i = 0; i < xs.length; i++) xs[i] = (float) r.nextGaussian();
+            float[] mm = new float[batch * ROWS];
+            for (int k = 0; k < warmups / 100; k++) ten.matmul(0, ROWS, xs, 0, COLS, batch, mm, 0, ROWS);
+            ten.matmul(0, ROWS, xs, 0, COLS, batch, mm, 0, ROWS);
+            long hm = 0;
+            for (float v : mm) hm = hm * 31 + Float.floatToRawIntBits(v);
+            lines.add(sb.append(" deq ").append(Long.toHexString(h)).append(" matmul ").append(Long.toHexString(hm)).toString());
         }
         return lines;
     }

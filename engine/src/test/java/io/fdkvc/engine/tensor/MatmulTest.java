@@ -11,19 +11,21 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The batched product (prefill) against an independent reference: the scalar decoder's rows
- * ({@link Reference}) times each batch row, summed in double. The batched kernel sums lanes of
- * dequantised rows while {@link FloatTensor#dot} sums per block (scale applied per block), so the
- * two differ in rounding only: the bound is a few float ulps of the sum of |w x|.
+ * ({@link Reference}) times each batch row, summed in double. The batched kernel runs one FMA
+ * chain per output over the dequantised row's columns in order, while {@link FloatTensor#dot}
+ * sums lane-wise (and per block, scale applied per block, for quantised types), so the two differ
+ * in rounding only: the bound is a few float ulps of the sum of |w x| per column.
  */
 class MatmulTest {
     @ParameterizedTest
     @EnumSource(GgmlType.class)
     void batchedProductIsEveryRowTimesEveryBatchRow(GgmlType type) {
         Random r = new Random(type.ordinal() * 31 + 5);
-        int rows = 13, blocks = Math.max(1, 288 / type.blockSize), cols = blocks * type.blockSize;
+        int rows = 16, blocks = Math.max(1, 288 / type.blockSize), cols = blocks * type.blockSize;
         byte[] bytes = Reference.randomRows(type, r, rows, blocks);
         FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
-        for (int batch : new int[] {1, 2, 3, 7}) {
+        // batch rows: a plain dot, partial tiles, and more than one tile of NB
+        for (int batch : new int[] {1, 2, 3, 7, FloatTensor.NB + 3}) {
             int xOff = 5, xStride = cols + 3, outOff = 2, outStride = rows + 4, from = 1, to = rows;
             float[] x = new float[xOff + batch * xStride];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();

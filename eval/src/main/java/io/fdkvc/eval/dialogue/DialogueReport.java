@@ -2,6 +2,7 @@ package io.fdkvc.eval.dialogue;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.eval.report.MetricResult;
+import io.fdkvc.eval.stats.Means;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -30,7 +31,7 @@ final class DialogueReport {
         chart.getStyler().setMarkerSize(6);
         for (int c = 0; c < ev.contenders().size(); c++) {
             double[] y = new double[nb];
-            for (int b = 0; b < nb; b++) y[b] = mean(ev.values(c, b + 1, ev.headline()));
+            for (int b = 0; b < nb; b++) y[b] = Means.skippingNaN(ev.values(c, b + 1, ev.headline()));
             chart.addSeries(ev.contenders().get(c).label(), x, y).setMarker(SeriesMarkers.CIRCLE);
         }
         String name = "dialogue-" + ev.dataset().id() + "-sweep.png";
@@ -43,17 +44,6 @@ final class DialogueReport {
             throw new InputException("--out: cannot write " + outDir.resolve(name) + ": " + e.getMessage(), e);
         }
         return name;
-    }
-
-    private static double mean(double[] v) {
-        double s = 0;
-        int n = 0;
-        for (double x : v) {
-            if (Double.isNaN(x)) continue;
-            s += x;
-            n++;
-        }
-        return n == 0 ? Double.NaN : s / n;
     }
 
     static String markdown(DialogueEvaluation.Evaluation ev, DialogueOptions o, List<MetricResult> rows, String plot, Embedder embedder) {

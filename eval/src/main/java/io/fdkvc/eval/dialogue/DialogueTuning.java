@@ -5,6 +5,7 @@ import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.eval.dialogue.DialogueEvaluation.Contender;
 import io.fdkvc.eval.dialogue.DialogueEvaluation.Evaluation;
+import io.fdkvc.eval.stats.Means;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -85,8 +86,8 @@ public final class DialogueTuning {
         double[] fill = new double[cs.size()];
         Integer[] order = new Integer[cs.size()];
         for (int c = 0; c < cs.size(); c++) {
-            score[c] = mean(ev.values(c, 0, ev.headline()));
-            fill[c] = mean(ev.values(c, 0, Metric.CACHE_FILL));
+            score[c] = Means.skippingNaN(ev.values(c, 0, ev.headline()));
+            fill[c] = Means.skippingNaN(ev.values(c, 0, Metric.CACHE_FILL));
             order[c] = c;
         }
         // Best first; the sort is stable, so among equal scores the earlier grid point wins.
@@ -118,7 +119,7 @@ public final class DialogueTuning {
         for (double t : TEMPERATURES) {
             Evaluation ev = DialogueEvaluation.evaluate(dataset, ds, cs, budget, List.of(), t, o.threads(), f -> {});
             sb.append("| ").append(t).append(" |");
-            for (int c = 0; c < cs.size(); c++) sb.append(String.format(Locale.ROOT, " %.4f |", mean(ev.values(c, 0, ev.headline()))));
+            for (int c = 0; c < cs.size(); c++) sb.append(String.format(Locale.ROOT, " %.4f |", Means.skippingNaN(ev.values(c, 0, ev.headline()))));
             sb.append('\n');
         }
         return sb.toString();
@@ -132,17 +133,6 @@ public final class DialogueTuning {
             sb.append(e.getKey()).append('=').append(e.getValue());
         }
         return sb.append(']').toString();
-    }
-
-    static double mean(double[] v) {
-        double s = 0;
-        int n = 0;
-        for (double x : v) {
-            if (Double.isNaN(x)) continue;
-            s += x;
-            n++;
-        }
-        return n == 0 ? Double.NaN : s / n;
     }
 
     /** {@code --name value} pairs. */

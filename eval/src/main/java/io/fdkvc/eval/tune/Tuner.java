@@ -3,6 +3,7 @@ package io.fdkvc.eval.tune;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.eval.stats.Means;
 import io.fdkvc.eval.synthetic.EvalConfig;
 import io.fdkvc.eval.synthetic.GeneratorConfig;
 import io.fdkvc.eval.synthetic.Progress;
@@ -108,7 +109,7 @@ public final class Tuner {
         List<PolicySpec> refs = new ArrayList<>();
         for (String b : List.of("h2o", "h2o-paper", "window", "tova", "full")) refs.add(PolicyRegistry.spec(b, cfg.generator().budget()));
         SyntheticResults r = run(cfg, refs);
-        for (PolicySpec b : refs) baselines.put(b.name(), mean(composite(r, SyntheticResults.LATE_ALIGNMENT, b.name())));
+        for (PolicySpec b : refs) baselines.put(b.name(), Means.skippingNaN(composite(r, SyntheticResults.LATE_ALIGNMENT, b.name())));
         progress.update(totalSteps, totalSteps);
         return new Result(spec, best, sens, baselines, path, evals[0], (System.nanoTime() - start) / 1e9);
     }
@@ -154,9 +155,9 @@ public final class Tuner {
         for (int i = 0; i < points.size(); i++) {
             String name = specs.get(i).name();
             out.add(new Point(java.util.Collections.unmodifiableMap(new LinkedHashMap<>(points.get(i))),
-                    mean(composite(r, SyntheticResults.LATE_ALIGNMENT, name)),
-                    mean(composite(r, SyntheticResults.ADAPTATION, name)),
-                    mean(composite(r, SyntheticResults.DIVERSITY, name))));
+                    Means.skippingNaN(composite(r, SyntheticResults.LATE_ALIGNMENT, name)),
+                    Means.skippingNaN(composite(r, SyntheticResults.ADAPTATION, name)),
+                    Means.skippingNaN(composite(r, SyntheticResults.DIVERSITY, name))));
         }
         return out;
     }
@@ -169,16 +170,5 @@ public final class Tuner {
     private static double[] composite(SyntheticResults r, String metric, String policy) {
         if (r.config().scenarios().size() == 1) return r.values(metric, r.config().scenarios().get(0), policy);
         return r.compositeValues(metric, policy);
-    }
-
-    private static double mean(double[] xs) {
-        double s = 0;
-        int n = 0;
-        for (double x : xs) {
-            if (Double.isNaN(x)) continue;
-            s += x;
-            n++;
-        }
-        return n == 0 ? Double.NaN : s / n;
     }
 }

@@ -1,6 +1,7 @@
 package io.fdkvc.eval.dialogue;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.eval.Ids;
 
 /**
  * The three dialogue corpora of {@code shared/data/dialogues} and the question each one answers.
@@ -33,9 +34,6 @@ public enum Dataset {
 
     /** @throws InputException naming {@code --dataset} for an unknown name */
     public static Dataset parse(String name) {
-        for (Dataset d : values()) {
-            if (d.id.equals(name)) return d;
-        }
-        throw new InputException("--dataset: unknown dataset '" + name + "' (known: sgd, tiage, multiwoz)");
+        return Ids.find(values(), Dataset::id, name, "--dataset", "dataset");
     }
 }

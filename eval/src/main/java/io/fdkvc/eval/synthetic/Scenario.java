@@ -1,7 +1,7 @@
 package io.fdkvc.eval.synthetic;
 
 import io.fdkvc.core.InputException;
-import java.util.ArrayList;
+import io.fdkvc.eval.Ids;
 import java.util.List;
 
 /**
@@ -55,15 +55,10 @@ public enum Scenario {
      * @throws InputException naming {@code option} for an unknown name
      */
     public static Scenario fromId(String id, String option) {
-        for (Scenario s : values()) {
-            if (s.id.equals(id)) return s;
-        }
-        throw new InputException(option + ": unknown scenario '" + id + "' (known: " + String.join(", ", ids()) + ")");
+        return Ids.find(values(), Scenario::id, id, option, "scenario");
     }
 
     public static List<String> ids() {
-        List<String> out = new ArrayList<>();
-        for (Scenario s : values()) out.add(s.id);
-        return out;
+        return Ids.of(values(), Scenario::id);
     }
 }

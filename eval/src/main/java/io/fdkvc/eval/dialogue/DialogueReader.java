@@ -56,9 +56,9 @@ public final class DialogueReader {
                 }
                 if (root == null || !root.isObject()) throw at.error("expected a JSON object (one dialogue per line)");
                 Dialogue d = switch (dataset) {
-                    case SGD -> sgd(root, at);
-                    case TIAGE -> tiage(root, at);
-                    case MULTIWOZ -> multiwoz(root, at);
+                    case SGD -> dialogue(root, at, DialogueReader::sgdTurn);
+                    case TIAGE -> dialogue(root, at, DialogueReader::tiageTurn);
+                    case MULTIWOZ -> dialogue(root, at, DialogueReader::multiwozTurn);
                 };
                 Integer first = lineOfId.putIfAbsent(d.id(), lineNo);
                 if (first != null) throw at.error("dialogue_id '" + d.id() + "' repeats the one on line " + first);
@@ -80,73 +80,63 @@ public final class DialogueReader {
         }
     }
 
-    private static Dialogue sgd(JsonNode root, Located at) {
+    /** Reads one turn object {@code t}, the {@code i}-th, whose fields are named {@code where + field}. */
+    @FunctionalInterface
+    private interface TurnReader {
+        Utterance read(JsonNode t, int i, String where, Located at);
+    }
+
+    /** The dialogue id and turns common to every corpus, each turn read by {@code turn}. */
+    private static Dialogue dialogue(JsonNode root, Located at, TurnReader turn) {
         String id = requiredString(root, "dialogue_id", "", at);
         JsonNode turns = turns(root, at);
         List<Utterance> out = new ArrayList<>(turns.size());
         for (int i = 0; i < turns.size(); i++) {
             JsonNode t = turnObject(turns, i, at);
-            String where = "turns[" + i + "].";
-            String speaker = speaker(t, where, at);
-            String text = utterance(t, where, at);
-            String service = requiredString(t, "service", where, at);
-            if (service.isBlank()) throw at.error(where + "service is blank");
-            JsonNode refs = t.get("refs");
-            if (refs == null || !refs.isArray()) throw at.error(where + "refs: expected an array");
-            int[] r = new int[refs.size()];
-            for (int k = 0; k < refs.size(); k++) {
-                JsonNode ref = refs.get(k);
-                String rw = where + "refs[" + k + "].";
-                if (!ref.isObject()) throw at.error(rw.substring(0, rw.length() - 1) + ": expected an object");
-                JsonNode j = ref.get("turn");
-                if (j == null || !j.isIntegralNumber() || !j.canConvertToInt()) throw at.error(rw + "turn: expected an integer");
-                int jt = j.intValue();
-                if (jt < 0 || jt >= i) throw at.error(rw + "turn = " + jt + " is not an earlier turn of turn " + i);
-                if (k > 0 && jt <= r[k - 1]) throw at.error(rw + "turn = " + jt + " is not after the previous reference " + r[k - 1]);
-                r[k] = jt;
-            }
-            out.add(new Utterance(speaker, text, service, r, 0));
+            out.add(turn.read(t, i, "turns[" + i + "].", at));
         }
         return new Dialogue(id, out);
     }
 
-    private static Dialogue tiage(JsonNode root, Located at) {
-        String id = requiredString(root, "dialogue_id", "", at);
-        JsonNode turns = turns(root, at);
-        List<Utterance> out = new ArrayList<>(turns.size());
-        for (int i = 0; i < turns.size(); i++) {
-            JsonNode t = turnObject(turns, i, at);
-            String where = "turns[" + i + "].";
-            String text = utterance(t, where, at);
-            JsonNode s = t.get("shift");
-            if (s == null || !s.isIntegralNumber() || !s.canConvertToInt()) throw at.error(where + "shift: expected -1, 0 or 1");
-            int shift = s.intValue();
-            boolean valid = i == 0 ? shift == -1 : shift == 0 || shift == 1;
-            if (!valid) {
-                throw at.error(where + "shift = " + shift + ": -1 marks the first turn and only it, then 0 or 1");
-            }
-            out.add(new Utterance(null, text, null, null, shift));
+    private static Utterance sgdTurn(JsonNode t, int i, String where, Located at) {
+        String speaker = speaker(t, where, at);
+        String text = utterance(t, where, at);
+        String service = requiredString(t, "service", where, at);
+        if (service.isBlank()) throw at.error(where + "service is blank");
+        JsonNode refs = t.get("refs");
+        if (refs == null || !refs.isArray()) throw at.error(where + "refs: expected an array");
+        int[] r = new int[refs.size()];
+        for (int k = 0; k < refs.size(); k++) {
+            JsonNode ref = refs.get(k);
+            String rw = where + "refs[" + k + "].";
+            if (!ref.isObject()) throw at.error(rw.substring(0, rw.length() - 1) + ": expected an object");
+            int jt = requiredInt(ref, "turn", rw, "expected an integer", at);
+            if (jt < 0 || jt >= i) throw at.error(rw + "turn = " + jt + " is not an earlier turn of turn " + i);
+            if (k > 0 && jt <= r[k - 1]) throw at.error(rw + "turn = " + jt + " is not after the previous reference " + r[k - 1]);
+            r[k] = jt;
         }
-        return new Dialogue(id, out);
+        return new Utterance(speaker, text, service, r, 0);
     }
 
-    private static Dialogue multiwoz(JsonNode root, Located at) {
-        String id = requiredString(root, "dialogue_id", "", at);
-        JsonNode turns = turns(root, at);
-        List<Utterance> out = new ArrayList<>(turns.size());
-        for (int i = 0; i < turns.size(); i++) {
-            JsonNode t = turnObject(turns, i, at);
-            String where = "turns[" + i + "].";
-            String speaker = speaker(t, where, at);
-            String text = utterance(t, where, at);
-            JsonNode dom = t.get("domain");
-            if (dom == null) throw at.error(where + "domain: missing (null for a turn on no domain)");
-            if (!dom.isNull() && !(dom.isString() && !dom.stringValue().isBlank())) {
-                throw at.error(where + "domain: expected a non-blank string or null");
-            }
-            out.add(Utterance.of(speaker, text, dom.isNull() ? null : dom.stringValue()));
+    private static Utterance tiageTurn(JsonNode t, int i, String where, Located at) {
+        String text = utterance(t, where, at);
+        int shift = requiredInt(t, "shift", where, "expected -1, 0 or 1", at);
+        boolean valid = i == 0 ? shift == -1 : shift == 0 || shift == 1;
+        if (!valid) {
+            throw at.error(where + "shift = " + shift + ": -1 marks the first turn and only it, then 0 or 1");
         }
-        return new Dialogue(id, out);
+        return new Utterance(null, text, null, null, shift);
+    }
+
+    private static Utterance multiwozTurn(JsonNode t, int i, String where, Located at) {
+        String speaker = speaker(t, where, at);
+        String text = utterance(t, where, at);
+        JsonNode dom = t.get("domain");
+        if (dom == null) throw at.error(where + "domain: missing (null for a turn on no domain)");
+        if (!dom.isNull() && !(dom.isString() && !dom.stringValue().isBlank())) {
+            throw at.error(where + "domain: expected a non-blank string or null");
+        }
+        return Utterance.of(speaker, text, dom.isNull() ? null : dom.stringValue());
     }
 
     private static JsonNode turns(JsonNode root, Located at) {
@@ -173,6 +163,13 @@ public final class DialogueReader {
         // A blank utterance has no tokens, and an entry must cost at least one budget unit.
         if (s.isBlank()) throw at.error(where + "utterance is blank");
         return s;
+    }
+
+    /** An integer that fits an int; otherwise the error {@code where + field + ": " + expected}. */
+    private static int requiredInt(JsonNode node, String field, String where, String expected, Located at) {
+        JsonNode v = node.get(field);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToInt()) throw at.error(where + field + ": " + expected);
+        return v.intValue();
     }
 
     private static String requiredString(JsonNode node, String field, String where, Located at) {

@@ -5,8 +5,10 @@ import io.fdkvc.eval.dialogue.Dataset;
 import io.fdkvc.eval.dialogue.DialogueEvaluation;
 import io.fdkvc.eval.dialogue.DialogueOptions;
 import io.fdkvc.eval.dialogue.DialogueResults;
+import io.fdkvc.eval.report.MetricResult;
 import io.fdkvc.eval.report.ReportDirectory;
 import io.fdkvc.eval.report.ResultsCsv;
+import io.fdkvc.eval.report.ResultsJson;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -71,21 +73,8 @@ final class DatasetEvaluation {
         root.put("seconds", seconds);
         root.put("dataset", o.dataset());
         ArrayNode rows = root.putArray("results");
-        for (var m : r.results()) {
-            ObjectNode x = rows.addObject();
-            x.put("scenario", m.scenario());
-            x.put("policy", m.policy());
-            x.put("metric", m.metric());
-            number(x, "mean", m.mean());
-            number(x, "ci_low", m.ciLow());
-            number(x, "ci_high", m.ciHigh());
-            x.put("n", m.n());
-        }
+        for (MetricResult m : r.results()) ResultsJson.addRow(rows, m);
         return JSON.writeValueAsString(root) + "\n";
-    }
-
-    private static void number(ObjectNode o, String k, double v) {
-        if (Double.isFinite(v)) o.put(k, v); else o.putNull(k);
     }
 
     static final List<String> DATASETS = List.of("sgd", "tiage", "multiwoz");

@@ -79,7 +79,11 @@ public final class ResultsJson {
         return JSON.writeValueAsString(root) + "\n";
     }
 
-    private static void addRow(ArrayNode rows, MetricResult m) {
+    /**
+     * Appends {@code m} to {@code rows} as a tidy row object: scenario, policy, metric, mean,
+     * ci_low, ci_high (null where undefined) and n. Shared with the dialogue evaluation's json.
+     */
+    public static void addRow(ArrayNode rows, MetricResult m) {
         ObjectNode o = rows.addObject();
         o.put("scenario", m.scenario());
         o.put("policy", m.policy());

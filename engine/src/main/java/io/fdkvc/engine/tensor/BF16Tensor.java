@@ -17,11 +17,6 @@ public final class BF16Tensor extends SegmentTensor {
         super(GgmlType.BF16, seg, rows, cols);
     }
 
-    @Override
-    public GgmlType type() {
-        return GgmlType.BF16;
-    }
-
     static float bf16ToFloat(short bits) {
         return Float.intBitsToFloat(bits << 16);
     }
@@ -32,9 +27,8 @@ public final class BF16Tensor extends SegmentTensor {
 
     @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         int n = cols, i = 0;
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
         for (int up = n - 2 * L; i <= up; i += 2 * L, p += 4L * L) {
@@ -50,8 +44,7 @@ public final class BF16Tensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
-        long p = row * rowBytes;
+        long p = rowStart(row);
         int i = 0;
         for (int up = cols - L; i <= up; i += L, p += 2L * L) widen(ShortVector.fromMemorySegment(S, seg, p, LE)).intoArray(out, off + i);
         for (; i < cols; i++, p += 2) out[off + i] = bf16ToFloat(seg.get(SHORT_LE, p));

@@ -18,15 +18,9 @@ public final class F16Tensor extends SegmentTensor {
     }
 
     @Override
-    public GgmlType type() {
-        return GgmlType.F16;
-    }
-
-    @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         int n = cols, i = 0;
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
         for (int up = n - 2 * L; i <= up; i += 2 * L, p += 4L * L) {
@@ -42,8 +36,7 @@ public final class F16Tensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
-        long p = row * rowBytes;
+        long p = rowStart(row);
         for (int i = 0; i < cols; i++, p += 2) out[off + i] = Float.float16ToFloat(seg.get(SHORT_LE, p));
     }
 }

@@ -16,15 +16,9 @@ public final class F32SegmentTensor extends SegmentTensor {
     }
 
     @Override
-    public GgmlType type() {
-        return GgmlType.F32;
-    }
-
-    @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         int n = cols, i = 0;
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
         for (int up = n - 2 * L; i <= up; i += 2 * L, p += 8L * L) {
@@ -38,7 +32,6 @@ public final class F32SegmentTensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
-        MemorySegment.copy(seg, FLOAT_LE, row * rowBytes, out, off, cols);
+        MemorySegment.copy(seg, FLOAT_LE, rowStart(row), out, off, cols);
     }
 }

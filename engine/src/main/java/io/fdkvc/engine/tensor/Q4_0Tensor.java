@@ -27,15 +27,9 @@ public final class Q4_0Tensor extends SegmentTensor {
     }
 
     @Override
-    public GgmlType type() {
-        return GgmlType.Q4_0;
-    }
-
-    @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         int nb = cols / QK;
         // one method on purpose: see Q8_0Tensor.dot
         FloatVector acc = FloatVector.zero(F);
@@ -59,9 +53,8 @@ public final class Q4_0Tensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             int o = off + b * QK;

@@ -28,11 +28,6 @@ public final class Q4_KTensor extends SegmentTensor {
         super(GgmlType.Q4_K, seg, rows, cols);
     }
 
-    @Override
-    public GgmlType type() {
-        return GgmlType.Q4_K;
-    }
-
     private static int u8(MemorySegment s, long p) {
         return s.get(ValueLayout.JAVA_BYTE, p) & 0xFF;
     }
@@ -53,9 +48,8 @@ public final class Q4_KTensor extends SegmentTensor {
 
     @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         FloatVector acc = FloatVector.zero(F), accMin = FloatVector.zero(F);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
@@ -92,9 +86,8 @@ public final class Q4_KTensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));

@@ -31,14 +31,8 @@ public final class Q6_KTensor extends SegmentTensor {
     }
 
     @Override
-    public GgmlType type() {
-        return GgmlType.Q6_K;
-    }
-
-    @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
-        long p = row * rowBytes;
+        long p = rowStart(row);
         // Two passes over the row (the second hits L1): one kernel with all four quarters of a
         // half super-block exceeds C2's node budget and loses vector intrinsics, so each pass
         // decodes the two quarters that share a run of ql bytes.
@@ -86,9 +80,8 @@ public final class Q6_KTensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p + 208));
             for (int h = 0; h < 2; h++) {

@@ -25,15 +25,9 @@ public final class Q8_0Tensor extends SegmentTensor {
     }
 
     @Override
-    public GgmlType type() {
-        return GgmlType.Q8_0;
-    }
-
-    @Override
     public float dot(int row, float[] x, int xOff) {
-        checkRow(row);
         MemorySegment s = seg;
-        long base = row * rowBytes;
+        long base = rowStart(row);
         int nb = cols / QK;
         // Everything stays in this one method: a helper returning a vector that C2 declines to
         // inline would box the vector on every block. Two blocks per iteration with their own
@@ -71,9 +65,8 @@ public final class Q8_0Tensor extends SegmentTensor {
 
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
-        checkRow(row);
         MemorySegment s = seg;
-        long p = row * rowBytes;
+        long p = rowStart(row);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             int o = off + b * QK;

@@ -13,12 +13,14 @@ public abstract sealed class SegmentTensor extends FloatTensor
     final MemorySegment seg;
     final int rows, cols;
     final long rowBytes;
+    private final GgmlType type;
 
     SegmentTensor(GgmlType type, MemorySegment seg, int rows, int cols) {
         Objects.requireNonNull(seg, "seg");
         if (rows < 0 || cols < 0) throw new IllegalArgumentException("negative shape " + rows + " x " + cols);
         if (cols % type.blockSize != 0)
             throw new IllegalArgumentException(type + " rows need a multiple of " + type.blockSize + " columns, not " + cols);
+        this.type = type;
         this.seg = seg;
         this.rows = rows;
         this.cols = cols;
@@ -49,7 +51,13 @@ public abstract sealed class SegmentTensor extends FloatTensor
         return rowBytes;
     }
 
-    final void checkRow(int row) {
-        Objects.checkIndex(row, rows);
+    @Override
+    public final GgmlType type() {
+        return type;
+    }
+
+    /** The byte offset of row {@code row}, after checking that the row exists. */
+    final long rowStart(int row) {
+        return Objects.checkIndex(row, rows) * rowBytes;
     }
 }

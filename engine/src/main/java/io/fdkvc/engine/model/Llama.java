@@ -8,7 +8,6 @@ import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.tensor.FloatTensor;
 import io.fdkvc.engine.tensor.Simd;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -346,14 +345,17 @@ public final class Llama implements AutoCloseable {
         for (; i < count; i++) sc[i] = Simd.dot(q, 0, keys, base + i * hd, hd);
     }
 
-    /** sc[i] = exp(sc[i] - max) for i < count, vectorised (the JIT's vector exp); returns the sum. */
+    /**
+     * sc[i] = exp(sc[i] - max) for i < count, vectorised with {@link Simd#exp} (not the Vector
+     * API's EXP, whose bits differ between interpreter and C2); returns the sum.
+     */
     private static float expInPlace(float[] sc, int count, float max) {
         int i = 0;
         float sum = 0;
         if (count >= S.length()) {
             FloatVector acc = FloatVector.zero(S);
             for (int up = S.loopBound(count); i < up; i += S.length()) {
-                FloatVector e = FloatVector.fromArray(S, sc, i).sub(max).lanewise(VectorOperators.EXP);
+                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, i).sub(max));
                 e.intoArray(sc, i);
                 acc = acc.add(e);
             }

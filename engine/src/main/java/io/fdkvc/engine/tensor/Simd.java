@@ -75,6 +75,40 @@ public final class Simd {
         return a[off];
     }
 
+    private static final float LOG2E = 1.44269504f, LN2_HI = 0.693145751953125f, LN2_LO = 1.42860677e-6f;
+    /** 1.5 * 2^23: adding it rounds a float of magnitude below 2^22 to an integer, in the low mantissa bits. */
+    private static final float ROUNDER = 12582912f;
+    private static final int ROUNDER_BITS = 0x4B400000;
+
+    /**
+     * e^x per lane, within 2 ulp, from exactly rounded operations only (FMA, add, multiply, bit
+     * moves), so the interpreter and C2 give the same bits. {@code lanewise(EXP)} does not: C2
+     * calls a vector math library whose last bit differs from the Java fallback in a few percent
+     * of lanes, which made softmax, and so greedy decoding, depend on how warm the JIT is. Lanes
+     * below -87.3 give 0 (instead of subnormals), lanes above 88 are clamped to e^88.
+     */
+    public static FloatVector exp(FloatVector x) {
+        FloatVector xc = x.max(-87.3f).min(88f);
+        // x = n ln2 + r, |r| <= ln2/2; n rounded to nearest by the 1.5 * 2^23 trick
+        FloatVector t = xc.fma(FloatVector.broadcast(F, LOG2E), FloatVector.broadcast(F, ROUNDER));
+        FloatVector n = t.sub(ROUNDER);
+        FloatVector r = n.fma(FloatVector.broadcast(F, -LN2_HI), xc);
+        r = n.fma(FloatVector.broadcast(F, -LN2_LO), r);
+        // e^r: Taylor to degree 7 (remainder below 6e-9 relative on |r| <= 0.35), Horner with FMAs
+        FloatVector p = r.fma(FloatVector.broadcast(F, 1f / 5040), FloatVector.broadcast(F, 1f / 720));
+        p = p.fma(r, FloatVector.broadcast(F, 1f / 120));
+        p = p.fma(r, FloatVector.broadcast(F, 1f / 24));
+        p = p.fma(r, FloatVector.broadcast(F, 1f / 6));
+        p = p.fma(r, FloatVector.broadcast(F, 0.5f));
+        p = p.fma(r, FloatVector.broadcast(F, 1f));
+        p = p.fma(r, FloatVector.broadcast(F, 1f));
+        // 2^n from n's integer bits (n in [-126, 127])
+        IntVector ni = t.reinterpretAsInts().sub(ROUNDER_BITS);
+        FloatVector scale = ni.add(127).lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats();
+        FloatVector e = p.mul(scale);
+        return e.blend(0f, x.compare(VectorOperators.LT, -87.3f));
+    }
+
     private static VectorSpecies<Float> floatSpecies() {
         String bits = System.getProperty("fdkvc.vectorBits");
         if (bits == null) {

@@ -48,6 +48,17 @@ class JitDeterminismTest {
             for (float v : mm) hm = hm * 31 + Float.floatToRawIntBits(v);
             lines.add(sb.append(" deq ").append(Long.toHexString(h)).append(" matmul ").append(Long.toHexString(hm)).toString());
         }
+        // the softmax exponential (Simd.exp): the Vector API's EXP differs between the tiers
+        float[] e = new float[64 * Simd.L];
+        Random r = new Random(5);
+        for (int i = 0; i < e.length; i++) e[i] = (float) (-40 * r.nextDouble());
+        float[] y = new float[e.length];
+        for (int k = 0; k <= warmups; k++) {
+            for (int i = 0; i < e.length; i += Simd.L) Simd.exp(jdk.incubator.vector.FloatVector.fromArray(Simd.F, e, i)).intoArray(y, i);
+        }
+        long h = 0;
+        for (float v : y) h = h * 31 + Float.floatToRawIntBits(v);
+        lines.add("exp " + Long.toHexString(h));
         return lines;
     }
 

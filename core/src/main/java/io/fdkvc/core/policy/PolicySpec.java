@@ -20,6 +20,7 @@ public record PolicySpec(String name, int budget, Record params, PolicyRegistry.
 
     @Override
     public String toString() {
-        return name + "(budget=" + budget + (parameterValues().isEmpty() ? "" : ", " + parameterValues().toString().replaceAll("[{}]", "")) + ")";
+        Map<String, Object> values = parameterValues();
+        return name + "(budget=" + budget + (values.isEmpty() ? "" : ", " + values.toString().replaceAll("[{}]", "")) + ")";
     }
 }

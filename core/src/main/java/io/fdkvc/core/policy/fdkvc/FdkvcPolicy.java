@@ -1,7 +1,6 @@
 package io.fdkvc.core.policy.fdkvc;
 
 import io.fdkvc.core.cache.KvStream;
-import io.fdkvc.core.cache.StreamAttention;
 import io.fdkvc.core.math.VectorMath;
 import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.Policy;
@@ -68,27 +67,25 @@ public final class FdkvcPolicy implements Policy {
         int m = s.scored();
         double[] c = s.c(), rho = s.rho(), h = s.h();
 
-        // Step 1 (eq. 1): cumulative attention of the mean query. When the embeddings are the
-        // keys, the similarities of step 3 are computed in the same pass over the keys.
+        // Step 1 (eq. 1): cumulative attention of the mean query. The raw similarity dot
+        // products of step 3 are taken here too: in one pass over the keys when the embeddings
+        // are the keys.
         int d = s.keyDim();
-        boolean fused = s.embeddings() == s.keys();
-        if (fused) {
-            VectorMath.dots2(s.keys(), m, d, t.meanQuery(), 1.0 / Math.sqrt(d), attention, t.queryEmbedding(), cosine);
-            VectorMath.softmaxInPlace(attention, m);
+        double scale = 1.0 / Math.sqrt(d);
+        if (s.embeddings() == s.keys()) {
+            VectorMath.dots2(s.keys(), m, d, t.meanQuery(), scale, attention, t.queryEmbedding(), cosine);
         } else {
-            StreamAttention.weights(s, m, t.meanQuery(), 0, false, attention);
+            VectorMath.logits(t.meanQuery(), 0, s.keys(), m, d, scale, attention);
+            embeddingDots(s, 0, m, t);
         }
+        VectorMath.softmaxInPlace(attention, m);
         for (int i = 0; i < m; i++) c[i] += attention[i];
 
         // Step 2 (eq. 2): recency decay.
         for (int i = 0; i < m; i++) rho[i] *= p.gamma();
 
         // Step 3 (eq. 3, 4): reinforcement by min-max normalised similarity to the query.
-        if (fused) {
-            dotsToCosines(s, 0, m, t);
-        } else {
-            cosines(s, 0, m, t);
-        }
+        toCosines(s, 0, m, t);
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         for (int i = 0; i < m; i++) {
             min = Math.min(min, cosine[i]);
@@ -124,7 +121,8 @@ public final class FdkvcPolicy implements Policy {
     private void insertNewEntries(KvStream s, Turn t) {
         int from = s.scored(), to = s.size();
         if (from == to) return;
-        cosines(s, from, to, t);
+        embeddingDots(s, from, to, t);
+        toCosines(s, from, to, t);
         double[] c = s.c(), rho = s.rho();
         for (int i = from; i < to; i++) {
             c[i] = 1;
@@ -179,20 +177,16 @@ public final class FdkvcPolicy implements Policy {
         return maxH;
     }
 
-    /** cosine[i] = cos(e_i, ebar_q) for i in [from, to). */
-    private void cosines(KvStream s, int from, int to, Turn t) {
+    /** cosine[i] = e_i . ebar_q (raw dot products) for i in [from, to). */
+    private void embeddingDots(KvStream s, int from, int to, Turn t) {
         int ed = s.embeddingDim();
         float[] e = s.embeddings();
         float[] q = t.queryEmbedding();
-        double qNorm = VectorMath.norm(q, 0, ed);
-        double[] norms = s.embeddingNorms();
-        for (int i = from; i < to; i++) {
-            cosine[i] = VectorMath.cosine(VectorMath.dot(e, i * ed, q, 0, ed), norms[i], qNorm);
-        }
+        for (int i = from; i < to; i++) cosine[i] = VectorMath.dot(e, i * ed, q, 0, ed);
     }
 
-    /** Turns raw dot products e_i . ebar_q held in cosine[from, to) into cosines. */
-    private void dotsToCosines(KvStream s, int from, int to, Turn t) {
+    /** Turns the raw dot products in cosine[from, to) into cos(e_i, ebar_q) (0 for a zero norm). */
+    private void toCosines(KvStream s, int from, int to, Turn t) {
         double qNorm = VectorMath.norm(t.queryEmbedding(), 0, s.embeddingDim());
         double[] norms = s.embeddingNorms();
         for (int i = from; i < to; i++) cosine[i] = VectorMath.cosine(cosine[i], norms[i], qNorm);

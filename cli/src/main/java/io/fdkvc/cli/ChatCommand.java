@@ -4,6 +4,7 @@ import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
 import io.fdkvc.cli.engine.ReplyText;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
@@ -20,6 +21,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -65,14 +67,17 @@ public final class ChatCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (maxTokens < 1) throw new InputException("--max-tokens must be >= 1, got " + maxTokens);
+        Limits.check("--max-tokens", maxTokens, 1, Limits.MAX_NEW_TOKENS);
         EngineOptions engine = options.engine;
+        engine.validate();
         PolicySpec ps = engine.policy.spec();
         ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
         PrintWriter out = spec.commandLine().getOut();
-        BufferedWriter stats = openStats();
+        BufferedWriter stats = null;
         try (LoadedModel m = options.load();
              Llama llama = engine.newModel(m)) {
+            engine.checkCacheMemory(m, ps);
+            stats = openStats(); // only once the model loaded: a bad model leaves the file as it was
             Tokenizer tok = Tokenizers.from(m.vocabulary());
             ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, m.vocabulary());
             int[] stopIds = tpl.stopTokens(tok);
@@ -106,9 +111,10 @@ public final class ChatCommand implements Callable<Integer> {
     private BufferedWriter openStats() {
         if (statsJson == null) return null;
         try {
-            return Files.newBufferedWriter(statsJson, StandardCharsets.UTF_8);
+            return Files.newBufferedWriter(statsJson, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                    StandardOpenOption.WRITE);
         } catch (IOException e) {
-            throw new InputException("--stats-json " + statsJson + ": cannot write: " + e.getMessage());
+            throw new InputException("--stats-json: " + statsJson + ": cannot append: " + e.getMessage());
         }
     }
 

@@ -40,8 +40,8 @@ public final class EvalCommand implements Callable<Integer> {
     List<String> policies = new ArrayList<>();
 
     @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE",
-            description = "an FD-KVC parameter for the FD-KVC family (fdkvc, h2o-paper, fdkvc-*), e.g. -p gamma=0.9; "
-                    + "a parameter an ablation pins keeps its pinned value there")
+            description = "a policy parameter, e.g. -p gamma=0.9: it goes to every selected policy that has it and does not pin it "
+                    + "(an ablation keeps its pinned value); one that no selected policy takes is refused")
     Map<String, String> params = new LinkedHashMap<>();
 
     @Option(names = "--fdkvc-defaults", paramLabel = "tuned|spec",

@@ -3,6 +3,7 @@ package io.fdkvc.cli;
 import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
@@ -44,8 +45,9 @@ public final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (maxTokens < 0) throw new InputException("--max-tokens must be >= 0, got " + maxTokens);
+        Limits.check("--max-tokens", maxTokens, 0, Limits.MAX_NEW_TOKENS);
         EngineOptions engine = options.engine;
+        engine.validate();
         PolicySpec ps = engine.policy.spec();
         PrintWriter out = spec.commandLine().getOut(), err = spec.commandLine().getErr();
         try (LoadedModel m = options.load()) {
@@ -57,6 +59,7 @@ public final class GenerateCommand implements Callable<Integer> {
             if (bos >= 0) tokens[0] = bos;
             System.arraycopy(text, 0, tokens, tokens.length - text.length, text.length);
             if (tokens.length == 0) throw new InputException("--prompt is empty and the model has no BOS token to start from");
+            engine.checkCacheMemory(m, ps);
             try (Llama llama = engine.newModel(m)) {
                 Session session = engine.newSession(llama, ps);
                 TokenDecoder dec = tok.decoder(true);

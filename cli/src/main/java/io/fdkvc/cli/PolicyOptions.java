@@ -1,9 +1,14 @@
 package io.fdkvc.cli;
 
+import io.fdkvc.core.Limits;
+import io.fdkvc.core.param.ParameterException;
+import io.fdkvc.core.policy.PolicyParams;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import picocli.CommandLine.Option;
 
 /** The options that choose a policy and its parameters, shared by every command that runs one. */
@@ -17,11 +22,36 @@ public final class PolicyOptions {
     public int budget;
 
     @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE",
-            description = "a policy parameter, e.g. -p gamma=0.9 (repeatable; 'fdkvc policies' lists them)")
+            description = "a parameter of the policy, e.g. -p gamma=0.9 (repeatable; 'fdkvc policies' lists them; "
+                    + "one the policy does not take or pins is refused)")
     public Map<String, String> params = new LinkedHashMap<>();
 
-    /** The validated spec; throws an input error naming the parameter. */
+    /**
+     * The validated spec; -p follows the one rule of {@link PolicyParams} (a parameter the policy
+     * does not take, or pins, is refused). Errors name the option: --policy, --budget or -p NAME.
+     */
     public PolicySpec spec() {
-        return PolicyRegistry.spec(policy, budget, params);
+        return withOptionNames(params, () -> {
+            PolicyRegistry.Kind kind = PolicyRegistry.kind(policy);
+            Map<String, Object> taken = PolicyParams.distribute(List.of(kind), params).getFirst();
+            Limits.check("budget", budget, 1, Limits.MAX_BUDGET);
+            return PolicyRegistry.spec(policy, budget, taken);
+        });
+    }
+
+    /**
+     * Runs {@code body}, reporting a library {@link ParameterException} about one of the
+     * {@code -p} parameters as {@code -p NAME}, and one about the policy or the budget under
+     * those options. The one place where policy errors get their command-line names.
+     */
+    public static <T> T withOptionNames(Map<String, ?> params, Supplier<T> body) {
+        try {
+            return body.get();
+        } catch (ParameterException e) {
+            String p = e.parameter();
+            if (params.containsKey(p)) throw new ParameterException("-p " + p, e.problem());
+            if (p.equals("policy") || p.equals("budget")) throw new ParameterException("--" + p, e.problem());
+            throw e;
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.fdkvc.eval;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Untrusted;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -27,6 +28,6 @@ public final class Ids {
         for (E e : values) {
             if (id.apply(e).equals(name)) return e;
         }
-        throw new InputException(option + ": unknown " + kind + " '" + name + "' (known: " + String.join(", ", of(values, id)) + ")");
+        throw new InputException(option + ": unknown " + kind + " '" + Untrusted.excerpt(String.valueOf(name)) + "' (known: " + String.join(", ", of(values, id)) + ")");
     }
 }

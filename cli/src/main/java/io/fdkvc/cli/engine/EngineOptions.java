@@ -2,6 +2,7 @@ package io.fdkvc.cli.engine;
 
 import io.fdkvc.cli.PolicyOptions;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.cache.PositionMode;
@@ -50,8 +51,33 @@ public final class EngineOptions {
 
     public int threads() {
         int t = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-        if (t < 1) throw new InputException("--threads must be >= 1, got " + t);
+        Limits.check("--threads", t, 1, Limits.MAX_THREADS);
         return t;
+    }
+
+    /**
+     * Checks every engine option against its documented range (docs/limits.md), before the model
+     * is opened: cheap, and nothing is allocated from an unchecked value.
+     */
+    public void validate() {
+        threads();
+        Limits.check("--batch", batch, 1, Limits.MAX_BATCH);
+        Limits.check("--max-turn-tokens", maxTurnTokens, 1, Limits.MAX_TURN_TOKENS);
+        Limits.check("--budget", policy.budget, 1, Limits.MAX_BUDGET);
+        positionMode();
+    }
+
+    /**
+     * Refuses a cache the JVM could not hold: keys and values of every (layer, KV head) stream at
+     * its capacity (budget + max-turn-tokens; full starts at max-turn-tokens and grows), plus the
+     * turn's query rows, all float32.
+     */
+    public void checkCacheMemory(LoadedModel m, PolicySpec spec) {
+        var c = m.config();
+        double streams = (double) c.layers() * c.kvHeads();
+        double entries = spec.newPolicy().unbounded() ? maxTurnTokens : (double) spec.budget() + maxTurnTokens;
+        double bytes = streams * (entries * 2 * c.headDim() * 4 + (double) maxTurnTokens * c.headDim() * 4);
+        Limits.checkMemory("--budget " + spec.budget() + " with --max-turn-tokens " + maxTurnTokens + ": the KV cache", bytes);
     }
 
     public PositionMode positionMode() {
@@ -60,9 +86,7 @@ public final class EngineOptions {
 
     /** Validates the options, sets the shared pool's threads and builds the forward pass. */
     public Llama newModel(LoadedModel m) {
-        if (batch < 1) throw new InputException("--batch must be >= 1, got " + batch);
-        if (maxTurnTokens < 1) throw new InputException("--max-turn-tokens must be >= 1, got " + maxTurnTokens);
-        positionMode();
+        validate();
         int t = threads();
         Parallel.setThreads(t);
         return new Llama(m.config(), m.weights(), batch, t);

@@ -1,5 +1,6 @@
 package io.fdkvc.cli.eval;
 
+import io.fdkvc.cli.PolicyOptions;
 import io.fdkvc.core.InputException;
 import io.fdkvc.eval.dialogue.Dataset;
 import io.fdkvc.eval.dialogue.DialogueEvaluation;
@@ -39,8 +40,8 @@ final class DatasetEvaluation {
         Dataset dataset = Dataset.parse(o.dataset());
         if (o.data() == null) throw new InputException("--data: --dataset " + dataset.id() + " needs the corpus file (e.g. ../shared/data/dialogues/)");
         if (o.dialoguesGiven() && o.dialogues() < 1) throw new InputException("--dialogues: must be >= 1, got " + o.dialogues());
-        DialogueOptions options = new DialogueOptions(dataset, o.data(), o.policies().isEmpty() ? null : o.policies(), o.params(),
-                o.budgetTokens(), null, DialogueOptions.DEFAULT_TEMPERATURE, o.seed(), o.dialoguesGiven() ? o.dialogues() : 0, null, o.threads());
+        DialogueOptions options = PolicyOptions.withOptionNames(o.params(), () -> new DialogueOptions(dataset, o.data(), o.policies().isEmpty() ? null : o.policies(), o.params(),
+                o.budgetTokens(), null, DialogueOptions.DEFAULT_TEMPERATURE, o.seed(), o.dialoguesGiven() ? o.dialogues() : 0, null, o.threads()));
         Path dir = o.out() != null ? o.out() : EvalRun.defaultOut();
         ReportDirectory.check(dir, "--out");
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);

@@ -1,5 +1,6 @@
 package io.fdkvc.cli.eval;
 
+import io.fdkvc.cli.PolicyOptions;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
@@ -58,7 +59,7 @@ public final class EvalRun {
         GeneratorConfig g = o.generator().config();
         List<Scenario> scenarios = o.generator().scenarioList();
         List<String> names = o.policies().isEmpty() ? PolicyRegistry.names() : o.policies().stream().map(String::trim).toList();
-        List<PolicySpec> specs = EvalPolicies.build(names, g.budget(), o.params(), defaults);
+        List<PolicySpec> specs = PolicyOptions.withOptionNames(o.params(), () -> EvalPolicies.build(names, g.budget(), o.params(), defaults));
         EvalConfig cfg = new EvalConfig(g, scenarios, o.dialogues(), specs, o.seed(), o.threads());
         Path dir = o.out() != null ? o.out() : defaultOut();
         ReportDirectory.check(dir, "--out");

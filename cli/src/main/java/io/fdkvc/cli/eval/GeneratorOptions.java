@@ -1,5 +1,6 @@
 package io.fdkvc.cli.eval;
 
+import io.fdkvc.core.InputException;
 import io.fdkvc.eval.synthetic.GeneratorConfig;
 import io.fdkvc.eval.synthetic.Scenario;
 import java.util.ArrayList;
@@ -12,7 +13,7 @@ public final class GeneratorOptions {
 
     @Option(names = "--scenario", paramLabel = "NAME", split = ",",
             description = "scenario(s): topic-shift, gradual-drift, mixed-topics, stable-topic, topic-return (repeatable or comma-separated; default: all)")
-    public List<String> scenarios = new ArrayList<>();
+    public List<String> scenarios; // null: not given (all); given but empty ("--scenario ,") is refused
 
     @Option(names = "--turns", paramLabel = "T", description = "turns per dialogue (default: " + 24 + ")")
     public int turns = D.turns();
@@ -42,9 +43,13 @@ public final class GeneratorOptions {
 
     /** The chosen scenarios in the order given, all of them by default. */
     public List<Scenario> scenarioList() {
-        if (scenarios.isEmpty()) return List.of(Scenario.values());
+        if (scenarios == null) return List.of(Scenario.values());
+        if (scenarios.isEmpty()) throw new InputException("--scenario: no scenario named (known: " + String.join(", ", Scenario.ids()) + ")");
         List<Scenario> out = new ArrayList<>();
-        for (String s : scenarios) out.add(Scenario.fromId(s.trim(), "--scenario"));
+        for (String s : scenarios) {
+            if (s.isBlank()) throw new InputException("--scenario: an empty scenario name (known: " + String.join(", ", Scenario.ids()) + ")");
+            out.add(Scenario.fromId(s.trim(), "--scenario"));
+        }
         return out;
     }
 }

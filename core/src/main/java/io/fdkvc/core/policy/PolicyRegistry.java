@@ -2,28 +2,19 @@ package io.fdkvc.core.policy;
 
 import io.fdkvc.core.param.ParamBinder;
 import io.fdkvc.core.param.ParameterException;
-import io.fdkvc.core.policy.baseline.FullPolicy;
-import io.fdkvc.core.policy.baseline.H2oPolicy;
-import io.fdkvc.core.policy.baseline.NoParams;
-import io.fdkvc.core.policy.baseline.RandomParams;
-import io.fdkvc.core.policy.baseline.RandomPolicy;
-import io.fdkvc.core.policy.baseline.SnapKvParams;
-import io.fdkvc.core.policy.baseline.SnapKvPolicy;
-import io.fdkvc.core.policy.baseline.StreamingParams;
-import io.fdkvc.core.policy.baseline.StreamingPolicy;
-import io.fdkvc.core.policy.baseline.TovaPolicy;
-import io.fdkvc.core.policy.baseline.WindowPolicy;
-import io.fdkvc.core.policy.fdkvc.FdkvcParams;
-import io.fdkvc.core.policy.fdkvc.FdkvcPolicy;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
 
 /**
- * Every policy by name: the spec's policies, the paper's degenerate "H2O" and the FD-KVC
- * ablations. An ablation is FD-KVC with some parameters pinned (spec, "Special cases").
+ * Every policy by name: {@link BuiltinPolicies} first, then those of every
+ * {@link PolicyProvider} on the class path ({@link ServiceLoader}), in the order found. Loaded
+ * once, on first use.
  */
 public final class PolicyRegistry {
 
@@ -34,70 +25,69 @@ public final class PolicyRegistry {
     }
 
     /**
-     * One registered policy: its defaults (the parameter record), the parameters its definition
-     * pins, and its factory.
+     * One registered policy: its name, a one-line description, its defaults (the parameter
+     * record, which validates in its compact constructor and documents its components with
+     * {@link io.fdkvc.core.param.Doc}), the parameters its definition pins, and its factory.
+     * Validated at construction: a lowercase name of letters, digits and dashes; pinned values
+     * that the parameter record accepts.
      */
     public record Kind(String name, String description, Record defaults, Map<String, Object> pinned, Factory factory) {
         public Kind {
+            Objects.requireNonNull(name, "name");
+            if (!name.matches("[a-z0-9][a-z0-9._-]{0,63}")) {
+                throw new IllegalArgumentException("policy name '" + name + "': lowercase letters, digits, '.', '_' and '-', at most 64");
+            }
+            Objects.requireNonNull(description, "description");
+            Objects.requireNonNull(defaults, "defaults");
+            Objects.requireNonNull(factory, "factory");
             pinned = Collections.unmodifiableMap(new LinkedHashMap<>(pinned));
+            ParamBinder.bind(defaults, pinned); // every pinned value names a parameter and is in its range
         }
     }
 
-    private static final Map<String, Kind> KINDS = new LinkedHashMap<>();
-
-    static {
-        Factory fdkvc = (n, b, p) -> new FdkvcPolicy(n, b, (FdkvcParams) p);
-        register("fdkvc", "FD-KVC (paper mode by default): two-channel ownership, adaptive rate, threshold + budget eviction, eq. 9 modulation",
-                FdkvcParams.DEFAULTS, Map.of(), fdkvc);
-        register("full", "never evicts (fidelity reference; unbounded memory)", NoParams.INSTANCE, Map.of(),
-                (n, b, p) -> new FullPolicy(n, b));
-        register("window", "the budget most recent entries", NoParams.INSTANCE, Map.of(), (n, b, p) -> new WindowPolicy(n, b));
-        register("streaming", "StreamingLLM: sink entries plus the most recent", StreamingParams.DEFAULTS, Map.of(),
-                (n, b, p) -> new StreamingPolicy(n, b, (StreamingParams) p));
-        register("h2o", "reference H2O: accumulated attention of every query row, half the budget kept for recent entries",
-                NoParams.INSTANCE, Map.of(), (n, b, p) -> new H2oPolicy(n, b));
-        register("tova", "TOVA: the last query row's attention, the turn's entries kept first", NoParams.INSTANCE, Map.of(),
-                (n, b, p) -> new TovaPolicy(n, b));
-        register("snapkv", "SnapKV: attention of the last query rows, max-pooled", SnapKvParams.DEFAULTS, Map.of(),
-                (n, b, p) -> new SnapKvPolicy(n, b, (SnapKvParams) p));
-        register("random", "a seeded uniform choice", RandomParams.DEFAULTS, Map.of(),
-                (n, b, p) -> new RandomPolicy(n, b, (RandomParams) p));
-        register("h2o-paper", "the paper's H2O: FD-KVC with wc=1, wrho=0, beta=0, tau=0 (cumulative attention only)",
-                FdkvcParams.DEFAULTS, ordered("wc", 1.0, "wrho", 0.0, "beta", 0.0, "tau", 0.0), fdkvc);
-        register("fdkvc-no-decay", "ablation: gamma=1", FdkvcParams.DEFAULTS, ordered("gamma", 1.0), fdkvc);
-        register("fdkvc-no-reinforce", "ablation: alpha0=0", FdkvcParams.DEFAULTS, ordered("alpha0", 0.0), fdkvc);
-        register("fdkvc-fixed-lr", "ablation: mu=0", FdkvcParams.DEFAULTS, ordered("mu", 0.0), fdkvc);
-        register("fdkvc-no-modulation", "ablation: beta=0", FdkvcParams.DEFAULTS, ordered("beta", 0.0), fdkvc);
-        register("fdkvc-no-threshold", "ablation: tau=0", FdkvcParams.DEFAULTS, ordered("tau", 0.0), fdkvc);
-        register("fdkvc-recency-only", "ablation: wc=0, wrho=1", FdkvcParams.DEFAULTS, ordered("wc", 0.0, "wrho", 1.0), fdkvc);
+    private static final class Holder {
+        static final Map<String, Kind> KINDS = load();
     }
 
     private PolicyRegistry() {}
 
-    private static Map<String, Object> ordered(Object... kv) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        for (int i = 0; i < kv.length; i += 2) m.put((String) kv[i], kv[i + 1]);
-        return m;
+    private static Map<String, Kind> load() {
+        Map<String, Kind> kinds = new LinkedHashMap<>();
+        add(kinds, new BuiltinPolicies());
+        try {
+            for (PolicyProvider p : ServiceLoader.load(PolicyProvider.class, PolicyRegistry.class.getClassLoader())) {
+                if (p.getClass() != BuiltinPolicies.class) add(kinds, p);
+            }
+        } catch (ServiceConfigurationError e) {
+            throw new IllegalStateException("a policy provider on the class path cannot be loaded: " + e.getMessage(), e);
+        }
+        return Collections.unmodifiableMap(kinds);
     }
 
-    private static void register(String name, String description, Record defaults, Map<String, Object> pinned, Factory f) {
-        KINDS.put(name, new Kind(name, description, defaults, pinned, f));
+    private static void add(Map<String, Kind> kinds, PolicyProvider p) {
+        for (Kind k : p.kinds()) {
+            if (kinds.putIfAbsent(k.name(), k) != null) {
+                throw new IllegalStateException("policy provider " + p.getClass().getName() + " registers '" + k.name()
+                        + "', a name already taken");
+            }
+        }
     }
 
     /** All policy names, in registry order. */
     public static List<String> names() {
-        return new ArrayList<>(KINDS.keySet());
+        return new ArrayList<>(Holder.KINDS.keySet());
     }
 
     public static List<Kind> kinds() {
-        return new ArrayList<>(KINDS.values());
+        return new ArrayList<>(Holder.KINDS.values());
     }
 
     /** @throws ParameterException naming {@code policy} for an unknown name */
     public static Kind kind(String name) {
-        Kind k = KINDS.get(name);
+        Kind k = name == null ? null : Holder.KINDS.get(name);
         if (k == null) {
-            throw new ParameterException("policy", "unknown policy '" + name + "' (known: " + String.join(", ", names()) + ")");
+            throw new ParameterException("policy", "unknown policy '" + io.fdkvc.core.Untrusted.excerpt(String.valueOf(name))
+                    + "' (known: " + String.join(", ", names()) + ")");
         }
         return k;
     }
@@ -114,6 +104,16 @@ public final class PolicyRegistry {
      * @throws ParameterException naming the offending parameter
      */
     public static PolicySpec spec(String name, int budget, Map<String, ?> params) {
+        return template(name, params).spec(budget);
+    }
+
+    /**
+     * The policy with its parameters bound and validated, before a budget is chosen (an
+     * evaluation that gives each dialogue its own budget makes one spec per budget from it).
+     *
+     * @throws ParameterException naming the offending parameter
+     */
+    public static PolicyTemplate template(String name, Map<String, ?> params) {
         Kind k = kind(name);
         Map<String, Object> values = new LinkedHashMap<>(k.pinned());
         for (Map.Entry<String, ?> e : params.entrySet()) {
@@ -124,7 +124,7 @@ public final class PolicyRegistry {
                 try {
                     g = given instanceof Number n ? n.doubleValue() : Double.parseDouble(String.valueOf(given).trim());
                 } catch (NumberFormatException ex) {
-                    throw new ParameterException(e.getKey(), "must be a number, got '" + given + "'");
+                    throw new ParameterException(e.getKey(), "must be a number, got '" + io.fdkvc.core.Untrusted.excerpt(String.valueOf(given)) + "'");
                 }
                 if (g != ((Number) pinned).doubleValue()) {
                     throw new ParameterException(e.getKey(), "is fixed at " + pinned + " by policy '" + name + "', got " + given);
@@ -132,9 +132,6 @@ public final class PolicyRegistry {
             }
             values.put(e.getKey(), e.getValue());
         }
-        Record bound = ParamBinder.bind(k.defaults(), values);
-        PolicySpec spec = new PolicySpec(name, budget, bound, k);
-        spec.newPolicy(); // constructors validate what depends on the budget (e.g. sinks < budget)
-        return spec;
+        return new PolicyTemplate(name, ParamBinder.bind(k.defaults(), values), k);
     }
 }

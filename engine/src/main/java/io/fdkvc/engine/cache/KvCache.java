@@ -58,7 +58,7 @@ public final class KvCache {
         if (layers < 1 || kvHeads < 1 || headDim < 1 || group < 1) {
             throw new IllegalArgumentException("bad cache shape " + layers + "x" + kvHeads + "x" + headDim + "/" + group);
         }
-        if (maxTurnTokens < 1) throw new io.fdkvc.core.InputException("--max-turn-tokens must be >= 1, got " + maxTurnTokens);
+        if (maxTurnTokens < 1) throw new io.fdkvc.core.param.ParameterException("maxTurnTokens", "must be >= 1, got " + maxTurnTokens);
         this.layers = layers;
         this.kvHeads = kvHeads;
         this.headDim = headDim;

@@ -1,6 +1,7 @@
 package io.fdkvc.engine.cache;
 
-import io.fdkvc.core.InputException;
+import io.fdkvc.core.Untrusted;
+import io.fdkvc.core.param.ParameterException;
 import java.util.Locale;
 
 /**
@@ -21,12 +22,16 @@ public enum PositionMode {
      */
     CACHE;
 
-    /** Parses "original" or "cache" (the CLI's --positions). */
+    /**
+     * Parses "original" or "cache", ignoring case.
+     *
+     * @throws ParameterException naming the parameter {@code positions}
+     */
     public static PositionMode parse(String s) {
         if (s != null) {
             for (PositionMode m : values()) if (m.name().equalsIgnoreCase(s.trim())) return m;
         }
-        throw new InputException("--positions must be 'original' or 'cache', got '" + s + "'");
+        throw new ParameterException("positions", "must be 'original' or 'cache', got '" + Untrusted.excerpt(String.valueOf(s)) + "'");
     }
 
     public String label() {

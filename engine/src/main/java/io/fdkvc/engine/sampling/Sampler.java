@@ -1,6 +1,6 @@
 package io.fdkvc.engine.sampling;
 
-import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.ParameterException;
 import java.util.SplittableRandom;
 
 /**
@@ -31,10 +31,10 @@ public final class Sampler {
     public Sampler(int vocab, float temperature, int topK, float topP, long seed) {
         if (vocab < 1) throw new IllegalArgumentException("vocab must be >= 1");
         if (!(temperature >= 0) || Float.isInfinite(temperature)) {
-            throw new InputException("--temperature must be a finite number >= 0, got " + temperature);
+            throw new ParameterException("temperature", "must be a finite number >= 0, got " + temperature);
         }
-        if (topK < 0) throw new InputException("--top-k must be >= 0 (0: off), got " + topK);
-        if (!(topP > 0 && topP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + topP);
+        if (topK < 0) throw new ParameterException("topK", "must be >= 0 (0: off), got " + topK);
+        if (!(topP > 0 && topP <= 1)) throw new ParameterException("topP", "must be in (0, 1], got " + topP);
         this.vocab = vocab;
         this.temperature = temperature;
         this.topK = topK;

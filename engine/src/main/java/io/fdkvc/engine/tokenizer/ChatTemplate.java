@@ -418,7 +418,7 @@ public enum ChatTemplate {
                 return t;
             }
         }
-        throw new ParameterException("--template", "unknown chat template '" + name
+        throw new ParameterException("template", "unknown chat template '" + name
                 + "'; choose one of chatml, llama3, llama2, plain");
     }
 }

@@ -131,8 +131,8 @@ class KvCacheTest {
     @Test
     void badMaxTurnTokensIsAnInputError() {
         assertThatThrownBy(() -> new KvCache(1, 1, 2, 1, PolicyRegistry.spec("window", 4), 0, PositionMode.CACHE))
-                .isInstanceOf(InputException.class).hasMessageContaining("--max-turn-tokens");
-        assertThatThrownBy(() -> PositionMode.parse("slot")).isInstanceOf(InputException.class).hasMessageContaining("--positions");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("maxTurnTokens: ");
+        assertThatThrownBy(() -> PositionMode.parse("slot")).isInstanceOf(InputException.class).hasMessageStartingWith("positions: ");
     }
 
     /**

@@ -127,10 +127,10 @@ class SamplerTest {
 
     @Test
     void badSettingsAreInputErrorsNamingTheOption() {
-        assertThatThrownBy(() -> new Sampler(4, -1f, 0, 1f, 0)).isInstanceOf(InputException.class).hasMessageContaining("--temperature");
-        assertThatThrownBy(() -> new Sampler(4, Float.NaN, 0, 1f, 0)).isInstanceOf(InputException.class).hasMessageContaining("--temperature");
-        assertThatThrownBy(() -> new Sampler(4, 1f, -1, 1f, 0)).isInstanceOf(InputException.class).hasMessageContaining("--top-k");
-        assertThatThrownBy(() -> new Sampler(4, 1f, 0, 0f, 0)).isInstanceOf(InputException.class).hasMessageContaining("--top-p");
-        assertThatThrownBy(() -> new Sampler(4, 1f, 0, 1.5f, 0)).isInstanceOf(InputException.class).hasMessageContaining("--top-p");
+        assertThatThrownBy(() -> new Sampler(4, -1f, 0, 1f, 0)).isInstanceOf(InputException.class).hasMessageStartingWith("temperature: ");
+        assertThatThrownBy(() -> new Sampler(4, Float.NaN, 0, 1f, 0)).isInstanceOf(InputException.class).hasMessageStartingWith("temperature: ");
+        assertThatThrownBy(() -> new Sampler(4, 1f, -1, 1f, 0)).isInstanceOf(InputException.class).hasMessageStartingWith("topK: ");
+        assertThatThrownBy(() -> new Sampler(4, 1f, 0, 0f, 0)).isInstanceOf(InputException.class).hasMessageStartingWith("topP: ");
+        assertThatThrownBy(() -> new Sampler(4, 1f, 0, 1.5f, 0)).isInstanceOf(InputException.class).hasMessageStartingWith("topP: ");
     }
 }

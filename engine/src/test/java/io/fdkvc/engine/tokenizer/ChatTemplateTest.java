@@ -143,7 +143,7 @@ class ChatTemplateTest {
         assertThatThrownBy(() -> ChatTemplate.byName("zephyr"))
                 .isInstanceOf(InputException.class)
                 .isInstanceOf(ParameterException.class)
-                .hasMessageContaining("--template").hasMessageContaining("'zephyr'").hasMessageContaining("chatml");
+                .hasMessageStartingWith("template: ").hasMessageContaining("'zephyr'").hasMessageContaining("chatml");
         assertThatThrownBy(() -> ChatTemplate.byName(null)).isInstanceOf(ParameterException.class);
     }
 

@@ -2,7 +2,7 @@ package io.fdkvc.eval.dialogue;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.Policy;
-import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.core.policy.PolicyTemplate;
 import io.fdkvc.eval.report.MetricResult;
 import io.fdkvc.eval.stats.Bootstrap;
 import io.fdkvc.eval.stats.Interval;
@@ -36,7 +36,7 @@ public final class DialogueEvaluation {
     private DialogueEvaluation() {}
 
     /** One policy as it appears in the results: a label and a validated spec to instantiate per budget. */
-    public record Contender(String label, PolicySpec template) {}
+    public record Contender(String label, PolicyTemplate template) {}
 
     /**
      * The evaluation without the command line module, for the runs in docs/evaluation-dialogues.md:
@@ -207,13 +207,13 @@ public final class DialogueEvaluation {
     private static void simulateDialogue(EmbeddedDialogue d, int index, List<Contender> contenders, List<Budget> budgets,
                                          List<Metric> metrics, double temperature, double[][][][] values) {
         for (int c = 0; c < contenders.size(); c++) {
-            PolicySpec t = contenders.get(c).template();
+            PolicyTemplate t = contenders.get(c).template();
             for (int b = 0; b < budgets.size(); b++) {
                 int tokens = budgets.get(b).of(d);
                 boolean[][] cached;
                 long bound;
                 try {
-                    Policy policy = new PolicySpec(t.name(), tokens, t.params(), t.kind()).newPolicy();
+                    Policy policy = t.spec(tokens).newPolicy();
                     cached = DialogueSimulator.run(d, policy, temperature);
                     bound = policy.unbounded() ? Long.MAX_VALUE : tokens; // full may hold everything said
                 } catch (InputException | IllegalStateException e) {

@@ -2,8 +2,8 @@ package io.fdkvc.eval.dialogue;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicyRegistry;
-import io.fdkvc.core.policy.PolicySpec;
-import java.lang.reflect.RecordComponent;
+import io.fdkvc.core.policy.PolicyParams;
+import io.fdkvc.core.policy.PolicyTemplate;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -89,8 +89,10 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
         if (threads < 0) throw new InputException("--threads: must be >= 0 (0 = every core), got " + threads);
         if (threads == 0) threads = Runtime.getRuntime().availableProcessors();
         // Bind every policy's parameters now, so that a bad value fails before any embedding work.
+        List<PolicyRegistry.Kind> kinds = new ArrayList<>();
+        for (String p : policies) if (!p.equals(TUNED)) kinds.add(PolicyRegistry.kind(p));
+        PolicyParams.distribute(kinds, params); // the one rule: a parameter no selected policy takes is refused
         for (String p : policies) template(dataset, p, params);
-        checkEveryParamIsTaken(policies, params);
     }
 
     /** Defaults for everything but the dataset and its file. */
@@ -136,51 +138,25 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
     }
 
     /**
-     * A validated spec of {@code policy} with its parameters; the budget here is a placeholder
-     * (the evaluation makes one spec per dialogue budget from it).
+     * {@code policy} with its parameters validated and no budget yet: the evaluation makes one
+     * spec per dialogue budget from it ({@link PolicyTemplate#spec}).
      */
-    public PolicySpec template(String policy) {
+    public PolicyTemplate template(String policy) {
         return template(dataset, policy, params);
     }
 
-    private static PolicySpec template(Dataset dataset, String policy, Map<String, String> params) {
-        // Budget-dependent checks (sinks < budget) run again for each dialogue's real budget.
-        if (policy.equals(TUNED)) return PolicyRegistry.spec("fdkvc", Integer.MAX_VALUE, TunedParams.of(dataset));
-        return PolicyRegistry.spec(policy, Integer.MAX_VALUE, paramsOf(policy, params));
+    private static PolicyTemplate template(Dataset dataset, String policy, Map<String, String> params) {
+        if (policy.equals(TUNED)) return PolicyRegistry.template("fdkvc", TunedParams.of(dataset));
+        return PolicyRegistry.template(policy, paramsOf(policy, params));
     }
 
     private static Map<String, String> paramsOf(String policy, Map<String, String> params) {
         PolicyRegistry.Kind k = PolicyRegistry.kind(policy);
-        Set<String> names = componentNames(k.defaults());
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : params.entrySet()) {
-            if (names.contains(e.getKey()) && !k.pinned().containsKey(e.getKey())) out.put(e.getKey(), e.getValue());
+            if (PolicyParams.takes(k, e.getKey())) out.put(e.getKey(), e.getValue());
         }
         return out;
     }
 
-    private static void checkEveryParamIsTaken(List<String> policies, Map<String, String> params) {
-        for (String name : params.keySet()) {
-            boolean taken = false;
-            List<String> known = new ArrayList<>();
-            for (String p : policies) {
-                if (p.equals(TUNED)) continue;
-                PolicyRegistry.Kind k = PolicyRegistry.kind(p);
-                Set<String> names = componentNames(k.defaults());
-                names.removeAll(k.pinned().keySet());
-                taken |= names.contains(name);
-                if (!names.isEmpty()) known.add(p + ": " + String.join(", ", names));
-            }
-            if (!taken) {
-                throw new InputException("-p " + name + ": no selected policy takes this parameter"
-                        + (known.isEmpty() ? " (they take none)" : " (" + String.join("; ", known) + ")"));
-            }
-        }
-    }
-
-    private static Set<String> componentNames(Record defaults) {
-        Set<String> out = new java.util.LinkedHashSet<>();
-        for (RecordComponent rc : defaults.getClass().getRecordComponents()) out.add(rc.getName());
-        return out;
-    }
 }

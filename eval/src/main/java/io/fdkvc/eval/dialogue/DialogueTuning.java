@@ -3,6 +3,7 @@ package io.fdkvc.eval.dialogue;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.core.policy.PolicyTemplate;
 import io.fdkvc.eval.dialogue.DialogueEvaluation.Contender;
 import io.fdkvc.eval.dialogue.DialogueEvaluation.Evaluation;
 import io.fdkvc.eval.stats.Means;
@@ -69,7 +70,7 @@ public final class DialogueTuning {
      */
     static String grid(Dataset dataset, List<EmbeddedDialogue> ds, Budget budget, DialogueOptions o) {
         List<Contender> cs = new ArrayList<>();
-        for (String r : REFERENCES) cs.add(new Contender(r, PolicyRegistry.spec(r, Integer.MAX_VALUE)));
+        for (String r : REFERENCES) cs.add(new Contender(r, PolicyRegistry.template(r, java.util.Map.of())));
         for (double g : GAMMA) for (double wc : WC) for (double al : ALPHA0) for (double tau : TAU) for (double mu : MU) {
             Map<String, Object> p = new LinkedHashMap<>();
             p.put("gamma", g);
@@ -78,7 +79,7 @@ public final class DialogueTuning {
             p.put("alpha0", al);
             p.put("tau", tau);
             p.put("mu", mu);
-            PolicySpec s = PolicyRegistry.spec("fdkvc", Integer.MAX_VALUE, p);
+            PolicyTemplate s = PolicyRegistry.template("fdkvc", p);
             cs.add(new Contender(label(p), s));
         }
         Evaluation ev = DialogueEvaluation.evaluate(dataset, ds, cs, budget, List.of(), o.temperature(), o.threads(), f -> {});
@@ -115,7 +116,7 @@ public final class DialogueTuning {
         for (int i = 0; i < REFERENCES.size(); i++) sb.append("---|");
         sb.append('\n');
         List<Contender> cs = new ArrayList<>();
-        for (String r : REFERENCES) cs.add(new Contender(r, PolicyRegistry.spec(r, Integer.MAX_VALUE)));
+        for (String r : REFERENCES) cs.add(new Contender(r, PolicyRegistry.template(r, java.util.Map.of())));
         for (double t : TEMPERATURES) {
             Evaluation ev = DialogueEvaluation.evaluate(dataset, ds, cs, budget, List.of(), t, o.threads(), f -> {});
             sb.append("| ").append(t).append(" |");

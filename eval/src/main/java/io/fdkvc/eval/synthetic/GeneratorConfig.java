@@ -1,10 +1,11 @@
 package io.fdkvc.eval.synthetic;
 
-import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.ParameterException;
 
 /**
  * The synthetic dialogue generator's knobs (docs/evaluation.md has the table and the reasons for
- * each default). Validated at construction; an error names the command-line option.
+ * each default). Validated at construction; an error is a {@link ParameterException} naming the
+ * component (the command line maps it to its option).
  *
  * @param turns          T, turns per dialogue ({@code --turns})
  * @param entriesPerTurn n, cache entries each turn appends ({@code --entries-per-turn})
@@ -24,26 +25,26 @@ public record GeneratorConfig(int turns, int entriesPerTurn, int queries, int di
 
     public GeneratorConfig {
         // topic-return needs three phases and the late third at least one turn
-        atLeast("--turns", turns, 3);
-        atLeast("--entries-per-turn", entriesPerTurn, 1);
-        atLeast("--queries", queries, 1);
-        atLeast("--dim", dim, 2);
-        atLeast("--budget", budget, 1);
-        if (!Double.isFinite(noise) || noise < 0) throw new InputException("--noise: must be a finite number >= 0, got " + noise);
+        atLeast("turns", turns, 3);
+        atLeast("entriesPerTurn", entriesPerTurn, 1);
+        atLeast("queries", queries, 1);
+        atLeast("dim", dim, 2);
+        atLeast("budget", budget, 1);
+        if (!Double.isFinite(noise) || noise < 0) throw new ParameterException("noise", "must be a finite number >= 0, got " + noise);
         if (!Double.isFinite(sharpness) || sharpness <= 0) {
-            throw new InputException("--sharpness: must be a finite number > 0, got " + sharpness);
+            throw new ParameterException("sharpness", "must be a finite number > 0, got " + sharpness);
         }
         // A worker holds a dialogue's keys and values (and a full cache of them): keep each array
         // well inside a Java array and a laptop's memory.
         long floats = (long) turns * Math.max(entriesPerTurn, queries) * dim;
         if (floats > MAX_FLOATS) {
-            throw new InputException("--turns x --entries-per-turn x --dim: " + turns + " x " + entriesPerTurn + " x " + dim
+            throw new ParameterException("turns", "turns x entries per turn x dim = " + turns + " x " + entriesPerTurn + " x " + dim
                     + " floats per dialogue is more than this simulator holds (" + MAX_FLOATS + ")");
         }
     }
 
-    private static void atLeast(String option, int v, int min) {
-        if (v < min) throw new InputException(option + ": must be >= " + min + ", got " + v);
+    private static void atLeast(String parameter, int v, int min) {
+        if (v < min) throw new ParameterException(parameter, "must be >= " + min + ", got " + v);
     }
 
     /** Total entries of a dialogue, T * n. */

@@ -1,9 +1,12 @@
 package io.fdkvc.cli.trace;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
+import io.fdkvc.core.Untrusted;
 import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.core.replay.TraceReplay;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -32,22 +35,23 @@ public final class TraceReader {
 
     /** Parses {@code text} (named {@code source} in errors). */
     public static Trace read(String text, String source) {
+        if (text.isBlank()) throw new InputException(source + ": empty (a trace is one JSON object)");
         JsonNode root;
         try {
             root = JSON.readTree(text);
         } catch (JacksonException e) {
-            throw new InputException(source + ": not valid JSON: " + e.getOriginalMessage());
+            throw new InputException(source + ": not valid JSON: " + Untrusted.excerpt(e.getOriginalMessage()));
         }
         if (root == null || root.isMissingNode() || !root.isObject()) {
             throw new InputException(source + ": the trace must be one JSON object");
         }
         onlyKnown(root, TOP_FIELDS, "");
-        int dim = (int) integer(root, "dim", "dim", 1, Integer.MAX_VALUE);
+        int dim = (int) integer(root, "dim", "dim", 1, Limits.MAX_DIM);
         PolicySpec policy = policy(field(root, "policy", "policy"));
         JsonNode turnsNode = field(root, "turns", "turns");
         if (!turnsNode.isArray()) throw new InputException("turns: must be an array");
 
-        List<Trace.TraceTurn> turns = new ArrayList<>();
+        List<TraceReplay.Step> turns = new ArrayList<>();
         List<Object> ids = new ArrayList<>();
         Set<Object> seen = new HashSet<>();
         for (int t = 0; t < turnsNode.size(); t++) {
@@ -57,6 +61,8 @@ public final class TraceReader {
             onlyKnown(turn, TURN_FIELDS, at);
             JsonNode q = field(turn, "queries", at + "queries");
             if (!q.isArray() || q.isEmpty()) throw new InputException(at + "queries: must be a non-empty array of vectors");
+            // every row's length is checked before the rows are allocated: the size comes from what the input holds
+            for (int r = 0; r < q.size(); r++) shape(q.get(r), dim, at + "queries[" + r + "]");
             float[] queries = new float[q.size() * dim];
             for (int r = 0; r < q.size(); r++) vector(q.get(r), dim, at + "queries[" + r + "]", queries, r * dim);
             float[] qe = null;
@@ -66,14 +72,14 @@ public final class TraceReader {
             }
             JsonNode es = field(turn, "entries", at + "entries");
             if (!es.isArray()) throw new InputException(at + "entries: must be an array");
-            List<Trace.TraceEntry> entries = new ArrayList<>();
+            List<TraceReplay.Entry> entries = new ArrayList<>();
             for (int j = 0; j < es.size(); j++) {
                 JsonNode e = es.get(j);
                 String eat = at + "entries[" + j + "]";
                 if (!e.isObject()) throw new InputException(eat + ": must be an object");
                 onlyKnown(e, ENTRY_FIELDS, eat + ".");
                 Object id = id(field(e, "id", eat + ".id"), eat + ".id");
-                if (!seen.add(id)) throw new InputException(eat + ".id: duplicate id " + e.get("id"));
+                if (!seen.add(id)) throw new InputException(eat + ".id: duplicate id " + excerpt(e.get("id")));
                 float[] key = new float[dim];
                 vector(field(e, "key", eat + ".key"), dim, eat + ".key", key, 0);
                 float[] emb = key;
@@ -81,10 +87,10 @@ public final class TraceReader {
                     emb = new float[dim];
                     vector(e.get("embedding"), dim, eat + ".embedding", emb, 0);
                 }
-                entries.add(new Trace.TraceEntry(ids.size(), key, emb));
+                entries.add(new TraceReplay.Entry(ids.size(), key, emb));
                 ids.add(id);
             }
-            turns.add(new Trace.TraceTurn(queries, q.size(), qe, entries));
+            turns.add(new TraceReplay.Step(queries, q.size(), qe, entries));
         }
         return new Trace(policy, dim, turns, ids);
     }
@@ -93,13 +99,13 @@ public final class TraceReader {
         if (!p.isObject()) throw new InputException("policy: must be an object");
         JsonNode nameNode = field(p, "name", "policy.name");
         if (!nameNode.isString()) throw new InputException("policy.name: must be a string");
-        int budget = (int) integer(p, "budget", "policy.budget", 1, Integer.MAX_VALUE);
+        int budget = (int) integer(p, "budget", "policy.budget", 1, Limits.MAX_BUDGET);
         Map<String, Object> params = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> e : p.properties()) {
             String k = e.getKey();
             if (k.equals("name") || k.equals("budget")) continue;
             JsonNode v = e.getValue();
-            if (!v.isNumber()) throw new InputException("policy." + k + ": must be a number, got " + v);
+            if (!v.isNumber()) throw new InputException("policy." + Untrusted.excerpt(k) + ": must be a number, got " + excerpt(v));
             params.put(k, v.isIntegralNumber() ? (Object) v.bigIntegerValue() : (Object) v.decimalValue());
         }
         try {
@@ -107,26 +113,35 @@ public final class TraceReader {
         } catch (ParameterException e) {
             // the registry names an unknown policy "policy"; in a trace that is the field policy.name
             String field = e.parameter().equals("policy") ? "name" : e.parameter();
-            throw new InputException("policy." + field + ": " + e.getMessage().substring(e.parameter().length() + 2));
+            throw new InputException("policy." + Untrusted.excerpt(field) + ": " + e.problem());
         }
     }
 
     private static Object id(JsonNode n, String at) {
         if (n.isString()) return n.stringValue();
         if (n.isIntegralNumber() && n.canConvertToLong()) return n.longValue();
-        throw new InputException(at + ": must be a string or an integer, got " + n);
+        throw new InputException(at + ": must be a string or an integer, got " + excerpt(n));
+    }
+
+    private static void shape(JsonNode n, int dim, String at) {
+        if (n == null || !n.isArray()) throw new InputException(at + ": must be an array of " + dim + " numbers");
+        if (n.size() != dim) throw new InputException(at + ": must have exactly dim = " + dim + " numbers, got " + n.size());
+    }
+
+    /** A JSON value quoted in a message: escaped and cut ({@link Untrusted#excerpt}). */
+    private static String excerpt(JsonNode n) {
+        return Untrusted.excerpt(String.valueOf(n));
     }
 
     private static void vector(JsonNode n, int dim, String at, float[] out, int off) {
-        if (n == null || !n.isArray()) throw new InputException(at + ": must be an array of " + dim + " numbers");
-        if (n.size() != dim) throw new InputException(at + ": must have exactly dim = " + dim + " numbers, got " + n.size());
+        shape(n, dim, at);
         for (int i = 0; i < dim; i++) {
             JsonNode x = n.get(i);
-            if (!x.isNumber()) throw new InputException(at + "[" + i + "]: must be a number, got " + x);
+            if (!x.isNumber()) throw new InputException(at + "[" + i + "]: must be a number, got " + excerpt(x));
             double d = x.doubleValue();
             float f = (float) d;
             if (!Double.isFinite(d) || !Float.isFinite(f)) {
-                throw new InputException(at + "[" + i + "]: must be a finite 32-bit number, got " + x);
+                throw new InputException(at + "[" + i + "]: must be a finite 32-bit number, got " + excerpt(x));
             }
             out[off + i] = f;
         }
@@ -134,9 +149,9 @@ public final class TraceReader {
 
     private static long integer(JsonNode parent, String name, String at, long min, long max) {
         JsonNode n = field(parent, name, at);
-        if (!n.isIntegralNumber() || !n.canConvertToLong()) throw new InputException(at + ": must be an integer, got " + n);
+        if (!n.isIntegralNumber() || !n.canConvertToLong()) throw new InputException(at + ": must be an integer, got " + excerpt(n));
         long v = n.longValue();
-        if (v < min || v > max) throw new InputException(at + ": must be >= " + min + ", got " + v);
+        if (v < min || v > max) throw new InputException(at + ": must be in [" + min + ", " + max + "], got " + v + " (docs/limits.md)");
         return v;
     }
 
@@ -149,7 +164,7 @@ public final class TraceReader {
     private static void onlyKnown(JsonNode node, Set<String> known, String at) {
         for (String k : node.propertyNames()) {
             if (!known.contains(k)) {
-                throw new InputException(at + k + ": unknown field (expected one of " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+                throw new InputException(at + Untrusted.excerpt(k) + ": unknown field (expected one of " + String.join(", ", new java.util.TreeSet<>(known)) + ")");
             }
         }
     }

@@ -66,6 +66,12 @@ public final class KvStream {
     }
 
     private void allocate(int newCapacity) {
+        // every array below must fit a Java array: refuse rather than overflow into a negative size
+        long widest = Math.max(1, Math.max(keyDim, Math.max(valueDim, embeddingDim)));
+        if ((long) newCapacity * widest > Integer.MAX_VALUE - 8) {
+            throw new io.fdkvc.core.param.ParameterException("capacity", newCapacity + " entries of " + widest
+                    + " floats do not fit one Java array (docs/limits.md)");
+        }
         keys = keys == null ? new float[newCapacity * keyDim] : Arrays.copyOf(keys, newCapacity * keyDim);
         values = values == null ? new float[newCapacity * valueDim] : Arrays.copyOf(values, newCapacity * valueDim);
         embeddings = embeddings == null ? new float[newCapacity * embeddingDim]

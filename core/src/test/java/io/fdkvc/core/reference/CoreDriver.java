@@ -1,7 +1,6 @@
 package io.fdkvc.core.reference;
 
 import io.fdkvc.core.cache.KvStream;
-import io.fdkvc.core.cache.StreamAttention;
 import io.fdkvc.core.policy.Policy;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.core.policy.Turn;
@@ -9,25 +8,24 @@ import io.fdkvc.core.reference.SpecReference.EntryState;
 import io.fdkvc.core.reference.SpecReference.NewEntry;
 import io.fdkvc.core.reference.SpecReference.TurnInput;
 import io.fdkvc.core.reference.SpecReference.TurnOutput;
+import io.fdkvc.core.replay.TraceReplay;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Runs a core {@link Policy} on a {@link KvStream} the way a user would: per turn, append the
- * turn's entries, call {@code endTurn}, then read the stream's state and the attention of the
- * mean query over the cache (eq. 9 modulated when the policy modulates).
+ * The tests' side of {@link TraceReplay}, the replay loop {@code fdkvc trace} runs: it converts the
+ * reference's turn inputs into replay steps and the replay's states into the reference's outputs,
+ * so the differential tests check the very loop the command uses.
  */
 public final class CoreDriver {
-    private final Policy policy;
-    private final KvStream stream;
+    private final TraceReplay replay;
     private final int dim;
     private long nextPosition;
 
     /** @param longestTurn the most entries one turn appends (the stream's headroom) */
     public CoreDriver(PolicySpec spec, int dim, int longestTurn) {
-        this.policy = spec.newPolicy();
+        this.replay = new TraceReplay(spec, dim, longestTurn);
         this.dim = dim;
-        this.stream = new KvStream(dim, 0, dim, Math.max(1, spec.budget() + longestTurn), policy.unbounded());
     }
 
     public static List<TurnOutput> run(PolicySpec spec, int dim, List<TurnInput> turns) {
@@ -44,35 +42,33 @@ public final class CoreDriver {
     }
 
     public Policy policy() {
-        return policy;
+        return replay.policy();
     }
 
     public KvStream stream() {
-        return stream;
+        return replay.stream();
     }
 
     public TurnOutput turn(TurnInput t) {
-        for (NewEntry e : t.entries()) {
-            stream.append(nextPosition++, e.key(), 0, null, 0, e.embeddingOrKey(), 0);
-        }
-        Turn turn = toTurn(t, dim);
-        policy.endTurn(stream, turn);
-        int n = stream.size();
-        double[] w = new double[Math.max(1, n)];
-        StreamAttention.weights(stream, n, turn.meanQuery(), 0, policy.modulatesAttention(), w);
-        List<EntryState> entries = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            entries.add(new EntryState(stream.positions()[i], stream.c()[i], stream.rho()[i], stream.h()[i], w[i]));
-        }
+        List<TraceReplay.Entry> entries = new ArrayList<>(t.entries().size());
+        for (NewEntry e : t.entries()) entries.add(new TraceReplay.Entry(nextPosition++, e.key(), e.embeddingOrKey()));
+        float[][] q = t.queries();
+        TraceReplay.TurnState st = replay.turn(new TraceReplay.Step(flatten(q), q.length, t.queryEmbedding(), entries));
+        List<EntryState> out = new ArrayList<>(st.entries().size());
+        for (TraceReplay.EntryState e : st.entries()) out.add(new EntryState(e.position(), e.c(), e.rho(), e.h(), e.weight()));
         List<Long> evicted = new ArrayList<>();
-        for (long p : stream.evicted().toArray()) evicted.add(p);
-        return new TurnOutput(entries, policy.alpha(), policy.loss(), evicted, null);
+        for (long p : st.evicted()) evicted.add(p);
+        return new TurnOutput(out, st.alpha(), st.loss(), evicted, null);
     }
 
     public static Turn toTurn(TurnInput t, int dim) {
-        float[][] q = t.queries();
-        float[] flat = new float[q.length * dim];
-        for (int r = 0; r < q.length; r++) System.arraycopy(q[r], 0, flat, r * dim, dim);
-        return Turn.of(flat, q.length, dim, t.queryEmbedding());
+        return Turn.of(flatten(t.queries()), t.queries().length, dim, t.queryEmbedding());
+    }
+
+    private static float[] flatten(float[][] q) {
+        int d = q.length == 0 ? 0 : q[0].length;
+        float[] flat = new float[q.length * d];
+        for (int r = 0; r < q.length; r++) System.arraycopy(q[r], 0, flat, r * d, d);
+        return flat;
     }
 }

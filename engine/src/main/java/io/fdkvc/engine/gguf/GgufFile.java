@@ -1,5 +1,6 @@
 package io.fdkvc.engine.gguf;
 
+import io.fdkvc.core.Untrusted;
 import io.fdkvc.engine.ModelFormatException;
 import io.fdkvc.engine.tensor.FloatTensor;
 import io.fdkvc.engine.tensor.GgmlType;
@@ -98,10 +99,10 @@ public final class GgufFile implements AutoCloseable {
         for (long i = 0; i < kvCount; i++) {
             String what = "metadata entry " + i;
             String key = string("the key of " + what);
-            what = "metadata entry '" + key + "'";
+            what = "metadata entry '" + Untrusted.excerpt(key) + "'";
             int typeId = u32("the value type of " + what);
             Object value = value(typeId, what, 0);
-            if (md.putIfAbsent(key, value) != null) throw fail("metadata key '" + key + "' appears twice");
+            if (md.putIfAbsent(key, value) != null) throw fail("metadata key '" + Untrusted.excerpt(key) + "' appears twice");
         }
         metadata = Collections.unmodifiableMap(md);
 
@@ -113,7 +114,7 @@ public final class GgufFile implements AutoCloseable {
         long[] offsets = new long[(int) tensorCount];
         for (int i = 0; i < tensorCount; i++) {
             String name = string("the name of tensor " + i);
-            String what = "tensor '" + name + "'";
+            String what = "tensor '" + Untrusted.excerpt(name) + "'";
             int nDims = u32("the dimension count of " + what);
             if (nDims < 1 || nDims > MAX_DIMS)
                 throw fail(what + " has " + Integer.toUnsignedString(nDims) + " dimensions (1 to " + MAX_DIMS + " allowed)");
@@ -137,7 +138,7 @@ public final class GgufFile implements AutoCloseable {
         dataStart = ds;
         for (int i = 0; i < tensorCount; i++) {
             GgufTensorInfo info = checkTensor(names[i], dims[i], types[i], offsets[i]);
-            if (ts.putIfAbsent(names[i], info) != null) throw fail("tensor '" + names[i] + "' appears twice");
+            if (ts.putIfAbsent(names[i], info) != null) throw fail("tensor '" + Untrusted.excerpt(names[i]) + "' appears twice");
         }
         tensors = Collections.unmodifiableMap(ts);
     }
@@ -171,8 +172,9 @@ public final class GgufFile implements AutoCloseable {
         }
     }
 
+    /** Every message is one escaped line of bounded length: the file's bytes may be anything. */
     private ModelFormatException fail(String problem) {
-        return new ModelFormatException("GGUF file " + path + ": " + problem);
+        return new ModelFormatException(Untrusted.line("GGUF file " + path + ": " + problem));
     }
 
     // ---- parsing ------------------------------------------------------------------------
@@ -344,7 +346,7 @@ public final class GgufFile implements AutoCloseable {
     }
 
     private GgufTensorInfo checkTensor(String name, long[] ne, int typeId, long offset) {
-        String what = "tensor '" + name + "'";
+        String what = "tensor '" + Untrusted.excerpt(name) + "'";
         if (offset < 0 || offset > size - dataStart)
             throw fail(what + " has data offset " + Long.toUnsignedString(offset) + ", outside the file (data section at "
                     + dataStart + ", file " + size + " bytes)");

@@ -21,7 +21,9 @@ public final class GgufModelLoader {
     public static LoadedModel load(Path path) {
         GgufFile f = GgufFile.open(path);
         try {
-            return load(f);
+            LoadedModel m = load(f);
+            io.fdkvc.engine.gguf.FiniteCheck.check(f); // NaN/Inf weights: refused naming the tensor
+            return m;
         } catch (RuntimeException | Error e) {
             f.close();
             throw e;

@@ -1,5 +1,6 @@
 package io.fdkvc.engine.model;
 
+import io.fdkvc.core.Limits;
 import io.fdkvc.engine.ModelFormatException;
 import io.fdkvc.engine.tensor.F32Tensor;
 import io.fdkvc.engine.tensor.FloatTensor;
@@ -38,7 +39,10 @@ public final class Llama2cLoader {
 
     /** The model and its tokenizer, weights in Java arrays (no resource to close). */
     public static LoadedModel load(Path model, Path tokenizer) {
-        ByteBuffer buf = readAll(model, "model");
+        // the 28-byte header first: it says how long the file must be, and nothing else is read
+        // (or allocated) until the file's size agrees
+        ByteBuffer header = readHeader(model);
+        ByteBuffer buf = readAll(model, "model", expectedSize(header, model));
         Parsed p = parse(buf, model);
         Vocabulary vocab = readTokenizer(tokenizer, p.config.vocabSize());
         return new LoadedModel(p.config, p.weights, vocab, null);
@@ -46,12 +50,47 @@ public final class Llama2cLoader {
 
     private record Parsed(LlamaConfig config, LlamaWeights weights) {}
 
+    private static ByteBuffer readHeader(Path file) {
+        if (Files.isDirectory(file)) throw new ModelFormatException(file + ": is a directory, not a model file");
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // read until the header is complete or the file ends
+            }
+            b.flip();
+            if (b.remaining() < HEADER_BYTES) {
+                throw new ModelFormatException(file + ": " + b.remaining() + " bytes, too short for a llama2.c header (28 bytes)");
+            }
+            return b;
+        } catch (NoSuchFileException e) {
+            throw new ModelFormatException(file + ": no such model file");
+        } catch (IOException e) {
+            throw new ModelFormatException(file + ": cannot read model file: " + e.getMessage(), e);
+        }
+    }
+
+    /** The file size the header implies; checks every field first (see {@link #parse}). */
+    private static long expectedSize(ByteBuffer header, Path file) {
+        return HEADER_BYTES + 4 * checkedHeader(header.duplicate().order(ByteOrder.LITTLE_ENDIAN), file).floats;
+    }
+
     private static ByteBuffer readAll(Path file, String what) {
+        return readAll(file, what, -1);
+    }
+
+    /** The whole file; {@code expected >= 0}: refused unless the file has exactly that many bytes. */
+    private static ByteBuffer readAll(Path file, String what, long expected) {
+        if (Files.isDirectory(file)) throw new ModelFormatException(file + ": is a directory, not a " + what + " file");
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             long size = ch.size();
+            if (expected >= 0 && size != expected) {
+                throw new ModelFormatException(file + ": the llama2.c header implies " + expected + " bytes, the file has " + size);
+            }
             if (size > Integer.MAX_VALUE - 8) {
                 throw new ModelFormatException(file + ": " + what + " file of " + size + " bytes is too large for a llama2.c checkpoint (2 GiB at most)");
             }
+            // the bytes and, for a model, the float copy of them
+            Limits.checkMemory(file + ": a " + what + " file of " + size + " bytes", expected >= 0 ? 2.0 * size : size);
             ByteBuffer b = ByteBuffer.allocate((int) size).order(ByteOrder.LITTLE_ENDIAN);
             while (b.hasRemaining()) {
                 if (ch.read(b) < 0) throw new ModelFormatException(file + ": file shrank while reading");
@@ -64,7 +103,10 @@ public final class Llama2cLoader {
         }
     }
 
-    private static Parsed parse(ByteBuffer b, Path file) {
+    /** The header's fields, each checked, and the number of floats they imply. */
+    private record Header(int dim, int hidden, int layers, int heads, int kvHeads, int vocabField, int seqLen, long floats) {}
+
+    private static Header checkedHeader(ByteBuffer b, Path file) {
         if (b.remaining() < HEADER_BYTES) {
             throw new ModelFormatException(file + ": " + b.remaining() + " bytes, too short for a llama2.c header (28 bytes)");
         }
@@ -84,19 +126,37 @@ public final class Llama2cLoader {
         int headDim = dim / heads;
         if (headDim % 2 != 0) throw new ModelFormatException(file + ": head size " + headDim + " is odd (RoPE needs pairs)");
         long kvDim = (long) kvHeads * headDim;
-        // every count in longs: a broken header must not overflow into a plausible size
+        // the count first in doubles (three int factors overflow even a long), then exactly once it is small
+        double l = layers, d = dim, h = hidden, v = vocab;
+        double approx = v * d + l * d + l * d * d + 2 * l * d * kvDim + l * d * d + l * d + 3 * l * d * h + d
+                + 2.0 * seqLen * (headDim / 2) + (shared ? 0 : v * d);
         long L = layers, D = dim, H = hidden, V = vocab;
-        long floats = V * D + L * D + L * D * D + 2 * L * D * kvDim + L * D * D + L * D + 3 * L * D * H + D
-                + 2L * seqLen * (headDim / 2) + (shared ? 0 : V * D);
+        long floats = approx > Integer.MAX_VALUE ? Long.MAX_VALUE : V * D + L * D + L * D * D + 2 * L * D * kvDim + L * D * D + L * D
+                + 3 * L * D * H + D + 2L * seqLen * (headDim / 2) + (shared ? 0 : V * D);
+        if (floats > Integer.MAX_VALUE - 8) throw new ModelFormatException(file + ": the header (dim " + dim + ", hidden_dim " + hidden
+                + ", n_layers " + layers + ", n_heads " + heads + ", n_kv_heads " + kvHeads + ", vocab_size " + vocabField + ", seq_len "
+                + seqLen + ") implies " + String.format(java.util.Locale.ROOT, "%.4g", approx) + " weights, more than a Java array holds");
+        return new Header(dim, hidden, layers, heads, kvHeads, vocabField, seqLen, floats);
+    }
+
+    private static Parsed parse(ByteBuffer b, Path file) {
+        Header hd = checkedHeader(b, file);
+        int dim = hd.dim(), hidden = hd.hidden(), layers = hd.layers(), heads = hd.heads(), kvHeads = hd.kvHeads();
+        int vocabField = hd.vocabField(), seqLen = hd.seqLen();
+        boolean shared = vocabField > 0;
+        int vocab = Math.abs(vocabField);
+        int headDim = dim / heads;
+        long kvDim = (long) kvHeads * headDim;
+        long floats = hd.floats();
         long expected = HEADER_BYTES + 4 * floats;
         if (expected != b.limit()) {
             throw new ModelFormatException(file + ": the header (dim " + dim + ", hidden_dim " + hidden + ", n_layers " + layers
                     + ", n_heads " + heads + ", n_kv_heads " + kvHeads + ", vocab_size " + vocabField + ", seq_len " + seqLen
                     + ") implies " + expected + " bytes, the file has " + b.limit());
         }
-        if (floats > Integer.MAX_VALUE - 8) throw new ModelFormatException(file + ": " + floats + " weights do not fit a Java array");
         float[] all = new float[(int) floats];
         b.asFloatBuffer().get(all);
+        io.fdkvc.engine.gguf.FiniteCheck.check(all, file.toString()); // NaN/Inf weights: refused
         int kd = (int) kvDim;
         int[] at = {0};
         FloatTensor emb = matrix(all, at, vocab, dim);

@@ -44,6 +44,18 @@ public final class Sampler {
         this.probs = new float[vocab];
     }
 
+    /** One pass, plain and allocation-free; the error path alone builds a message. */
+    private static void checkFinite(float[] logits, int vocab) {
+        float acc = 0;
+        for (int i = 0; i < vocab; i++) acc += logits[i] * 0f; // NaN iff some logit is NaN or infinite
+        if (acc != acc) {
+            int i = 0;
+            while (Float.isFinite(logits[i])) i++;
+            throw new io.fdkvc.engine.ModelFormatException("the model computed a non-finite logit (" + logits[i] + " for token " + i
+                    + "): its weights overflow float32 on this input");
+        }
+    }
+
     /** A greedy sampler (temperature 0). */
     public static Sampler greedy(int vocab) {
         return new Sampler(vocab, 0f, 0, 1f, 0);
@@ -53,8 +65,12 @@ public final class Sampler {
         return temperature == 0;
     }
 
-    /** The next token for {@code logits[0 .. vocab)}. */
+    /**
+     * The next token for {@code logits[0 .. vocab)}. Non-finite logits (from weights that
+     * overflow at run time; NaN/Inf stored weights are refused at load) are an error, not a token.
+     */
     public int sample(float[] logits) {
+        checkFinite(logits, vocab);
         if (temperature == 0) return argmax(logits, vocab);
         // softmax at the temperature, max subtracted for range
         float max = Float.NEGATIVE_INFINITY;

@@ -67,8 +67,6 @@ class DialogueReaderTest {
         assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, noService)).hasMessage(noService + ":1: turns[2].service: expected a string");
         Path badSpeaker = gz(dir, "b.jsonl.gz", SGD_OK.replace("'SYSTEM'", "'BOT'"));
         assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, badSpeaker)).hasMessageContaining(":1: turns[1].speaker = 'BOT'");
-        Path blank = gz(dir, "c.jsonl.gz", SGD_OK.replace("'for when?'", "'  '"));
-        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, blank)).hasMessage(blank + ":1: turns[1].utterance is blank");
         Path badShift = gz(dir, "d.jsonl.gz", "{'dialogue_id': '1', 'turns': [{'utterance': 'hi', 'shift': 0}]}");
         assertThatThrownBy(() -> DialogueReader.read(Dataset.TIAGE, badShift)).hasMessageContaining(":1: turns[0].shift = 0");
         Path noDomain = gz(dir, "e.jsonl.gz", "{'dialogue_id': 'x', 'turns': [{'speaker': 'USER', 'utterance': 'hi'}]}");
@@ -78,15 +76,52 @@ class DialogueReaderTest {
     }
 
     @Test
+    void blankUtterancesAreSkippedTheirReferencesDroppedAndLaterTurnsRenumbered() {
+        // turn 1 blank: turn 2's references {0, 1} become {0}, and turn 2 becomes turn 1
+        Path blank = gz(dir, "c.jsonl.gz", SGD_OK.replace("'for when?'", "' \\t '"));
+        Dialogue d = DialogueReader.read(Dataset.SGD, blank).getFirst();
+        assertThat(d.turns()).extracting(Utterance::text).containsExactly("book a table", "and a taxi");
+        assertThat(d.turn(1).refs()).containsExactly(0);
+        // SGD test's case: an empty final goodbye
+        Path last = gz(dir, "last.jsonl.gz", SGD_OK.replace("'and a taxi'", "''"));
+        assertThat(DialogueReader.read(Dataset.SGD, last).getFirst().size()).isEqualTo(2);
+        // TIAGE: a blank first turn hands -1 to the next, a blank shift hands its 1 to the next
+        Path t = gz(dir, "t.jsonl.gz", "{'dialogue_id': '1', 'turns': [{'utterance': '', 'shift': -1}, {'utterance': 'a', 'shift': 0},"
+                + " {'utterance': ' ', 'shift': 1}, {'utterance': 'b', 'shift': 0}, {'utterance': 'c', 'shift': 0}]}");
+        assertThat(DialogueReader.read(Dataset.TIAGE, t).getFirst().turns()).extracting(Utterance::shift).containsExactly(-1, 1, 0);
+        Path all = gz(dir, "all.jsonl.gz", "{'dialogue_id': 'x', 'turns': [{'speaker': 'USER', 'domain': null, 'utterance': ''}]}");
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.MULTIWOZ, all)).hasMessage(all + ":1: turns: every utterance is blank");
+    }
+
+    @Test
+    void aGzipBombIsRefusedBeforeItFillsTheMemory() throws Exception {
+        Path bomb = dir.resolve("bomb.jsonl.gz");
+        try (var out = new java.util.zip.GZIPOutputStream(Files.newOutputStream(bomb))) {
+            byte[] zeros = new byte[1 << 20];
+            for (int i = 0; i <= io.fdkvc.core.Limits.MAX_LINE_BYTES >> 20; i++) out.write(zeros);
+        }
+        assertThat(Files.size(bomb)).isLessThan(1 << 20);
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, bomb)).isInstanceOf(InputException.class)
+                .hasMessage(bomb + ":1: a line of more than " + io.fdkvc.core.Limits.MAX_LINE_BYTES + " bytes, the limit of one dialogue (docs/limits.md)");
+    }
+
+    @Test
     void duplicateIdsMissingFilesNonGzipAndEmptyFilesAreRefused() throws Exception {
         Path dup = gz(dir, "dup.jsonl.gz", SGD_OK, SGD_OK);
         assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, dup)).hasMessage(dup + ":2: dialogue_id 'd1' repeats the one on line 1");
         Path missing = dir.resolve("nope.jsonl.gz");
         assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, missing)).isInstanceOf(InputException.class).hasMessage("--data: no such file: " + missing);
-        Path plain = Files.writeString(dir.resolve("plain.jsonl.gz"), SGD_OK);
-        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, plain)).isInstanceOf(InputException.class).hasMessageContaining("not a gzip file");
+        // plain JSON Lines are read as they are, whatever the name says
+        Path plain = Files.writeString(dir.resolve("plain.jsonl"), SGD_OK.replace('\'', '"') + "\n");
+        assertThat(DialogueReader.read(Dataset.SGD, plain)).extracting(Dialogue::id).containsExactly("d1");
         Path empty = gz(dir, "empty.jsonl.gz", "");
-        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, empty)).hasMessage(empty + ": holds no dialogue");
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, empty)).hasMessageStartingWith(empty + ": holds no dialogue");
+        Path zero = Files.write(dir.resolve("zero.jsonl"), new byte[0]);
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, zero)).hasMessageStartingWith(zero + ": empty file");
+        byte[] whole = Files.readAllBytes(gz(dir, "whole.jsonl.gz", SGD_OK, SGD_OK.replace("'d1'", "'d2'")));
+        Path cut = Files.write(dir.resolve("cut.jsonl.gz"), java.util.Arrays.copyOf(whole, whole.length / 2));
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, cut)).isInstanceOf(InputException.class)
+                .hasMessage(cut + ": the gzip data ends early (truncated file?)");
     }
 
     @Test

@@ -43,23 +43,27 @@ final class DatasetEvaluation {
         DialogueOptions options = PolicyOptions.withOptionNames(o.params(), () -> new DialogueOptions(dataset, o.data(), o.policies().isEmpty() ? null : o.policies(), o.params(),
                 o.budgetTokens(), null, DialogueOptions.DEFAULT_TEMPERATURE, o.seed(), o.dialoguesGiven() ? o.dialogues() : 0, null, o.threads()));
         Path dir = o.out() != null ? o.out() : EvalRun.defaultOut();
-        ReportDirectory.check(dir, "--out");
-        String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
-        long t0 = System.nanoTime();
-        ProgressLines lines = o.quiet() ? null : new ProgressLines(err, "eval " + dataset.id(), "permille");
-        DialogueResults[] result = new DialogueResults[1];
-        ReportDirectory.write(dir, "--out", tmp -> {
-            result[0] = DialogueEvaluation.run(options, tmp, f -> {
+        try (ReportDirectory.Pending report = ReportDirectory.begin(dir, "--out")) { // writable before the run; removed on SIGTERM
+            String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+            long t0 = System.nanoTime();
+            ProgressLines lines = o.quiet() ? null : new ProgressLines(err, "eval " + dataset.id(), "permille");
+            Path tmp = report.dir();
+            DialogueResults result = DialogueEvaluation.run(options, tmp, f -> {
                 if (lines != null) lines.update((int) Math.round(1000 * f), 1000);
             });
             double seconds = (System.nanoTime() - t0) / 1e9;
-            Files.writeString(tmp.resolve("results.csv"), ResultsCsv.format(result[0].results()), StandardCharsets.UTF_8);
-            Files.writeString(tmp.resolve("results.json"), json(o, started, seconds, result[0]), StandardCharsets.UTF_8);
-            Files.writeString(tmp.resolve("report.md"), "# FD-KVC evaluation report: " + dataset.id() + "\n\nCommand: `" + o.command()
-                    + "`  \nStarted: " + started + String.format(Locale.ROOT, "  %nRun time: %.1f s%n%n", seconds)
-                    + result[0].markdown().strip() + "\n", StandardCharsets.UTF_8);
-        });
-        out.print(result[0].markdown().strip());
+            try {
+                Files.writeString(tmp.resolve("results.csv"), ResultsCsv.format(result.results()), StandardCharsets.UTF_8);
+                Files.writeString(tmp.resolve("results.json"), json(o, started, seconds, result), StandardCharsets.UTF_8);
+                Files.writeString(tmp.resolve("report.md"), "# FD-KVC evaluation report: " + dataset.id() + "\n\nCommand: `" + o.command()
+                        + "`  \nStarted: " + started + String.format(Locale.ROOT, "  %nRun time: %.1f s%n%n", seconds)
+                        + result.markdown().strip() + "\n", StandardCharsets.UTF_8);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot write the report to " + dir + ": " + e.getMessage(), e);
+            }
+            report.commit();
+            out.print(result.markdown().strip());
+        }
         out.println();
         out.println();
         out.println("report: " + dir.resolve("report.md"));

@@ -47,6 +47,7 @@ public final class EvalRun {
             "--dim", "--budget", "--noise", "--sharpness", "--fdkvc-defaults");
 
     public static int run(Options o, PrintWriter out, PrintWriter err) {
+        io.fdkvc.core.Limits.check("--threads", o.threads(), 1, io.fdkvc.core.Limits.MAX_THREADS);
         if (o.dataset() != null) return DatasetEvaluation.run(o, out, err);
         if (o.data() != null) throw new InputException("--data: only used with --dataset");
         if (o.budgetTokens() != null) throw new InputException("--budget-tokens: only used with --dataset");
@@ -62,8 +63,13 @@ public final class EvalRun {
         List<PolicySpec> specs = PolicyOptions.withOptionNames(o.params(), () -> EvalPolicies.build(names, g.budget(), o.params(), defaults));
         EvalConfig cfg = new EvalConfig(g, scenarios, o.dialogues(), specs, o.seed(), o.threads());
         Path dir = o.out() != null ? o.out() : defaultOut();
-        ReportDirectory.check(dir, "--out");
+        try (ReportDirectory.Pending report = ReportDirectory.begin(dir, "--out")) { // writable before the run; removed on SIGTERM
+            return run(o, cfg, specs, defaults, dir, report, out, err);
+        }
+    }
 
+    private static int run(Options o, EvalConfig cfg, List<PolicySpec> specs, EvalPolicies.Defaults defaults, Path dir,
+                           ReportDirectory.Pending report, PrintWriter out, PrintWriter err) {
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
         long t0 = System.nanoTime();
         double cpu0 = RunInfo.processCpuSeconds();
@@ -75,7 +81,12 @@ public final class EvalRun {
         RunInfo info = new RunInfo(o.command(), started, fdkvcParams(specs, defaults, o.params()),
                 (defaults == EvalPolicies.Defaults.TUNED ? "tuned defaults" : "spec defaults") + (o.params().isEmpty() ? "" : " + -p"),
                 seconds, o.threads(), RunInfo.processCpuSeconds() - cpu0);
-        ReportDirectory.write(dir, "--out", tmp -> SyntheticReport.writeAll(results, info, tmp, SyntheticReport.Extra.NONE));
+        try {
+            SyntheticReport.writeAll(results, info, report.dir(), SyntheticReport.Extra.NONE);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot write the report to " + dir + ": " + e.getMessage(), e);
+        }
+        report.commit();
         out.print(SyntheticReport.comparisonTable(results, info));
         out.println();
         out.println("report: " + dir.resolve("report.md"));

@@ -48,15 +48,24 @@ public final class TuneCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter stdout = spec.commandLine().getOut(), err = spec.commandLine().getErr();
         int th = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-        if (th < 1) throw new io.fdkvc.core.InputException("--threads: must be >= 1, got " + th);
+        io.fdkvc.core.Limits.check("--threads", th, 1, io.fdkvc.core.Limits.MAX_THREADS);
         if (dialogues < 1) throw new io.fdkvc.core.InputException("--dialogues: must be >= 1, got " + dialogues);
         Tuner.Config cfg = new Tuner.Config(generator.config(), generator.scenarioList(), dialogues, seed, th, passes);
-        if (out != null) ReportDirectory.check(out, "--out");
         String command = "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-        Tuner.Result r = Tuner.tune(cfg, quiet ? io.fdkvc.eval.synthetic.Progress.NONE : new ProgressLines(err, "tune", "steps"));
-        String md = TuneReport.markdown(cfg, r, command);
-        if (out != null) ReportDirectory.write(out, "--out", dir -> TuneReport.writeAll(cfg, r, command, dir));
-        stdout.print(md);
+        // --out is created (hidden) before the sweep, so an unwritable place fails first; removed on SIGTERM
+        try (ReportDirectory.Pending report = out == null ? null : ReportDirectory.begin(out, "--out")) {
+            Tuner.Result r = Tuner.tune(cfg, quiet ? io.fdkvc.eval.synthetic.Progress.NONE : new ProgressLines(err, "tune", "steps"));
+            String md = TuneReport.markdown(cfg, r, command);
+            if (report != null) {
+                try {
+                    TuneReport.writeAll(cfg, r, command, report.dir());
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
+                }
+                report.commit();
+            }
+            stdout.print(md);
+        }
         stdout.flush();
         return 0;
     }

@@ -53,11 +53,18 @@ public final class Ranker {
         int ranked = selectLowest(n, (int) Math.min(n, excess));
         Arrays.fill(remove, 0, n, false);
         int[] cost = s.costs();
-        for (int k = 0; k < ranked && excess > 0; k++) {
-            int i = order[k];
+        // choose (and check) every victim before logging any: a refused eviction leaves the
+        // stream and its eviction log exactly as they were
+        int chosen = 0;
+        for (; chosen < ranked && excess > 0; chosen++) {
+            int i = order[chosen];
             if (tier[i] == NEVER) throw new IllegalStateException("cannot meet budget " + budget + ": protected entries fill it");
-            remove[i] = true;
             excess -= cost[i];
+        }
+        if (excess > 0) throw new IllegalStateException("cannot meet budget " + budget + ": protected entries fill it");
+        for (int k = 0; k < chosen; k++) {
+            int i = order[k];
+            remove[i] = true;
             if (!logInPositionOrder) s.logEviction(i);
         }
         if (logInPositionOrder) {

@@ -67,4 +67,21 @@ class RankerTest {
         assertThat(s.totalCost()).isEqualTo(total);
         assertThat(s.size()).isEqualTo(n - expected.size());
     }
+
+    @org.junit.jupiter.api.Test
+    void aRefusedEvictionLogsNothingAndKeepsEveryEntry() {
+        // entries 0..3, unit costs, budget 1: the two lowest (tier 0) would go first, then a
+        // protected one is reached; nothing may be logged before that is found
+        KvStream s = new KvStream(1, 0, 0, 4, false);
+        float[] key = {1f};
+        for (int i = 0; i < 4; i++) s.append(i, key, 0, null, 0, null, 0, 1);
+        Ranker r = new Ranker();
+        r.ensure(4);
+        int[] tiers = {0, 0, Ranker.NEVER, Ranker.NEVER};
+        System.arraycopy(tiers, 0, r.tier(), 0, 4);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> r.evictToBudget(s, 1, false))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("protected entries fill it");
+        assertThat(s.evicted().size()).isZero();
+        assertThat(s.size()).isEqualTo(4);
+    }
 }

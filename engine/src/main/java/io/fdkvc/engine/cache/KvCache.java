@@ -194,13 +194,6 @@ public final class KvCache {
         return b;
     }
 
-    /** Largest stream capacity (the forward pass sizes its scratch by it). */
-    public int maxCapacity() {
-        int m = 0;
-        for (KvStream s : streams) m = Math.max(m, s.capacity());
-        return m;
-    }
-
     /** Forgets the conversation: empty streams, position 0, fresh policy state. */
     public void clear() {
         for (int i = 0; i < streams.length; i++) {

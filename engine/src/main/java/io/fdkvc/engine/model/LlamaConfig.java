@@ -19,8 +19,4 @@ public record LlamaConfig(String architecture, int dim, int hiddenDim, int layer
     public int kvDim() {
         return kvHeads * headDim;
     }
-
-    public int queriesPerKvHead() {
-        return heads / kvHeads;
-    }
 }

@@ -54,6 +54,8 @@ final class LlamaWorkers implements AutoCloseable {
 
     /** Runs {@code body} over [0, n) split into one contiguous chunk per thread; returns when all are done. */
     void run(int n, Body body) {
+        // after close the workers are gone: waiting for them would spin forever
+        if (closed) throw new IllegalStateException("the forward pass was closed");
         if (threads == 1 || n <= 1) {
             body.run(0, 0, n);
             return;
@@ -75,6 +77,7 @@ final class LlamaWorkers implements AutoCloseable {
         // waiting for a core, so after a while give ours up instead of burning its time slice
         for (int spins = 0; remaining.get() != 0; spins++) {
             if (spins < YIELD_AFTER) Thread.onSpinWait(); else Thread.yield();
+            if (closed && spins >= YIELD_AFTER) throw new IllegalStateException("the forward pass was closed during a phase");
         }
         Throwable f = failure;
         if (own != null) rethrow(own);

@@ -102,14 +102,10 @@ public final class Session {
     public int generate(Sampler sampler, int maxTokens, IntPredicate stop, IntConsumer onToken) {
         float[] logits = logits();
         int produced = 0;
-        lastStopped = false;
         while (produced < maxTokens) {
             int next = sampler.sample(logits);
             lastSampled = next;
-            if (stop.test(next)) {
-                lastStopped = true;
-                break;
-            }
+            if (stop.test(next)) break;
             onToken.accept(next);
             produced++;
             if (produced == maxTokens) break;
@@ -119,13 +115,9 @@ public final class Session {
     }
 
     private int lastSampled = -1;
-    private boolean lastStopped;
 
     /** The last token {@link #generate} sampled (the stop token when it stopped on one). */
     public int lastSampled() { return lastSampled; }
-
-    /** Whether the last {@link #generate} ended on a stop token. */
-    public boolean lastStopped() { return lastStopped; }
 
     private void chunkUpdate() {
         KvCache.Update u = cache.endTurn();

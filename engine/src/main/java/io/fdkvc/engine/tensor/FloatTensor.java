@@ -24,16 +24,6 @@ public abstract class FloatTensor {
     public abstract void dequantizeRow(int row, float[] out, int off);
 
     /**
-     * {@code out[outOff + r] = dot(r, x, xOff)} for every row, split over the shared worker pool
-     * ({@link Parallel}).
-     */
-    public void matvec(float[] x, int xOff, float[] out, int outOff) {
-        Parallel.forRange(rows(), (from, to) -> {
-            for (int r = from; r < to; r++) out[outOff + r] = dot(r, x, xOff);
-        });
-    }
-
-    /**
      * Batched product for rows {@code [rowFrom, rowTo)} on the calling thread (the caller splits
      * rows over threads): {@code out[outOff + b*outStride + r] = dot(r, x, xOff + b*xStride)} for
      * {@code b} in {@code [0, batch)}, up to rounding. This is the prefill path: each weight row

@@ -2,6 +2,7 @@ package io.fdkvc.engine.tensor;
 
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Splits a range of rows over a fixed pool of worker threads ({@code fdkvc.threads}, default: all
@@ -27,7 +28,11 @@ public final class Parallel {
         return new ForkJoinPool(threads);
     }
 
-    /** Sets the number of worker threads (the CLI's --threads). */
+    /**
+     * Sets the number of worker threads (the CLI's --threads). A call in progress keeps the pool it
+     * started on: {@link #forRange} reads the pool once, and the old pool's {@code shutdown} lets the
+     * tasks it already holds finish (it only refuses new ones).
+     */
     public static synchronized void setThreads(int threads) {
         if (threads < 1) throw new IllegalArgumentException("threads must be >= 1");
         if (pool.getParallelism() != threads) {
@@ -43,13 +48,26 @@ public final class Parallel {
 
     /** Runs {@code body} over [0, n) in one contiguous chunk per thread; small ranges run inline. */
     public static void forRange(int n, RangeBody body) {
-        int t = pool.getParallelism();
-        if (t == 1 || n < 64) {
-            body.run(0, n);
-            return;
+        while (true) {
+            ForkJoinPool p = pool; // one read: setThreads may publish a new pool meanwhile, this call keeps its own
+            int t = p.getParallelism();
+            if (t == 1 || n < 64) {
+                body.run(0, n);
+                return;
+            }
+            try {
+                p.invoke(split(n, Math.min(t, n), body));
+                return;
+            } catch (RejectedExecutionException e) {
+                // the pool was shut down between the read and the submission, before anything ran:
+                // run on the pool that replaced it
+                if (p == pool) throw e;
+            }
         }
-        int chunks = Math.min(t, n);
-        pool.invoke(new RecursiveAction() {
+    }
+
+    private static RecursiveAction split(int n, int chunks, RangeBody body) {
+        return new RecursiveAction() {
             @Override
             protected void compute() {
                 RecursiveAction[] tasks = new RecursiveAction[chunks];
@@ -64,6 +82,6 @@ public final class Parallel {
                 }
                 invokeAll(tasks);
             }
-        });
+        };
     }
 }

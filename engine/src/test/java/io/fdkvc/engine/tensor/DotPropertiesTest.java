@@ -39,8 +39,6 @@ class DotPropertiesTest {
             assertThat(t.type()).isEqualTo(type);
             float[] x = new float[xOff + cols];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
-            float[] mv = new float[rows + 2];
-            t.matvec(x, xOff, mv, 2);
             for (int row = 0; row < rows; row++) {
                 float[] ref = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
                 float[] got = new float[cols + 1];
@@ -55,7 +53,6 @@ class DotPropertiesTest {
                 float dot = t.dot(row, x, xOff);
                 // float accumulation over cols terms: error within a few ulps of the magnitude per term
                 assertThat((double) dot).as("%s row %d", type, row).isCloseTo(exact, org.assertj.core.api.Assertions.within(2e-6 * mag + 1e-30));
-                assertThat(mv[2 + row]).isEqualTo(dot);
             }
         }
     }

@@ -19,10 +19,6 @@ public record Budget(int fixedTokens, double share) {
         return new Budget(0, f);
     }
 
-    public boolean isShare() {
-        return share > 0;
-    }
-
     /** The budget of {@code d} in tokens. */
     public int of(EmbeddedDialogue d) {
         if (fixedTokens > 0) return fixedTokens;

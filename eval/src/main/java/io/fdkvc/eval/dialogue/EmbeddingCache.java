@@ -53,6 +53,9 @@ public final class EmbeddingCache {
 
     /** {@code ~/.cache/fdkvc/embeddings}. */
     public static Path defaultDir() {
+        // the system property fdkvc.cache.dir moves the whole cache (the tests point it into target/)
+        String dir = System.getProperty("fdkvc.cache.dir");
+        if (dir != null && !dir.isBlank()) return Path.of(dir, "embeddings");
         return Path.of(System.getProperty("user.home"), ".cache", "fdkvc", "embeddings");
     }
 

@@ -43,6 +43,7 @@ public final class MiniLmEmbedder implements Embedder {
     private final int threads;
     // Loaded on first use: a run whose embeddings are all cached never pays for the model.
     private ExecutorService executor;
+    private OrtSession session;
     private Model model;
     private HuggingFaceTokenCountEstimator tokens;
 
@@ -58,7 +59,7 @@ public final class MiniLmEmbedder implements Embedder {
         try (OrtSession.SessionOptions options = new OrtSession.SessionOptions()) {
             options.setIntraOpNumThreads(1);
             options.setInterOpNumThreads(1);
-            OrtSession session = env.createSession(resource(MODEL_RESOURCE), options);
+            session = env.createSession(resource(MODEL_RESOURCE), options);
             OnnxBertBiEncoder encoder = new OnnxBertBiEncoder(env, session,
                     new ByteArrayInputStream(resource(TOKENIZER_RESOURCE)), PoolingMode.MEAN);
             executor = Executors.newFixedThreadPool(threads, r -> {
@@ -136,5 +137,15 @@ public final class MiniLmEmbedder implements Embedder {
     @Override
     public synchronized void close() {
         if (executor != null) executor.shutdownNow();
+        if (session != null) {
+            try {
+                session.close(); // the native session holds the model's memory until closed
+            } catch (OrtException e) {
+                throw new IllegalStateException("cannot close the ONNX session: " + e.getMessage(), e);
+            } finally {
+                session = null;
+                model = null;
+            }
+        }
     }
 }

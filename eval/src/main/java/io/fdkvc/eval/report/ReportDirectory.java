@@ -49,32 +49,106 @@ public final class ReportDirectory {
 
     /** Writes the report into {@code out} atomically (see the class comment). */
     public static void write(Path out, String option, Writer writer) {
+        try (Pending p = begin(out, option)) {
+            try {
+                writer.write(p.dir());
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
+            }
+            p.commit();
+        }
+    }
+
+    /**
+     * Starts a report before any work: checks {@code out}, creates its missing parents and the
+     * hidden temporary directory beside it now (so a place that cannot be written is found before
+     * the run, not after it), and registers it for removal if the JVM stops first (SIGINT,
+     * SIGTERM: a shutdown hook deletes every pending directory and the parents the run created).
+     * The caller fills {@link Pending#dir()}, then {@link Pending#commit()}s; closing without a
+     * commit removes everything.
+     *
+     * @throws InputException naming {@code option} when {@code out} cannot become the report
+     */
+    public static Pending begin(Path out, String option) {
         check(out, option);
         Path target = out.toAbsolutePath().normalize();
         Path parent = target.getParent();
         Path createdParent = null;
-        Path tmp = null;
         try {
             if (!Files.exists(parent)) {
                 createdParent = firstMissing(parent);
                 Files.createDirectories(parent);
             }
-            tmp = Files.createTempDirectory(parent, "." + target.getFileName() + ".tmp-");
-            writer.write(tmp);
-            if (Files.isDirectory(target)) Files.delete(target); // empty, checked above
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, target);
-            }
-            tmp = null;
-        } catch (FileAlreadyExistsException e) {
-            throw new InputException(option + ": " + out + " appeared while the report was being written");
+            Pending p = new Pending(out, option, target, createdParent);
+            PENDING.add(p);
+            p.tmp = Files.createTempDirectory(parent, "." + target.getFileName() + ".tmp-");
+            return p;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
-        } finally {
+            if (createdParent != null) deleteEmptyUpTo(parent, createdParent);
+            throw new InputException(option + ": " + out + " cannot be written (" + e.getMessage() + ")");
+        }
+    }
+
+    /** Reports being written now; the shutdown hook removes what is left of them. */
+    private static final java.util.Set<Pending> PENDING = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+        Thread hook = new Thread(() -> {
+            for (Pending p : PENDING) p.abandon();
+        }, "fdkvc-report-cleanup");
+        Runtime.getRuntime().addShutdownHook(hook);
+    }
+
+    /** A report being written: a temporary directory, renamed into place by {@link #commit()}. */
+    public static final class Pending implements AutoCloseable {
+        private final Path out, target, createdParent;
+        private final String option;
+        private Path tmp;
+        private boolean done;
+
+        private Pending(Path out, String option, Path target, Path createdParent) {
+            this.out = out;
+            this.option = option;
+            this.target = target;
+            this.createdParent = createdParent;
+        }
+
+        /** The directory to fill. */
+        public Path dir() {
+            return tmp;
+        }
+
+        /** Moves the filled directory into place. */
+        public synchronized void commit() {
+            if (done) throw new IllegalStateException("the report was already committed or abandoned");
+            try {
+                if (Files.isDirectory(target)) Files.delete(target); // empty, checked by begin
+                try {
+                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(tmp, target);
+                }
+                done = true;
+                PENDING.remove(this);
+            } catch (FileAlreadyExistsException | java.nio.file.DirectoryNotEmptyException e) {
+                throw new InputException(option + ": " + out + " appeared while the report was being written");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
+            }
+        }
+
+        /** Removes the temporary directory and the parents this report created, unless committed. */
+        synchronized void abandon() {
+            if (done) return;
+            done = true;
+            PENDING.remove(this);
             if (tmp != null) deleteTree(tmp);
-            if (tmp != null && createdParent != null) deleteEmptyUpTo(parent, createdParent);
+            if (createdParent != null) deleteEmptyUpTo(target.getParent(), createdParent);
+        }
+
+        @Override
+        public void close() {
+            abandon();
         }
     }
 

@@ -36,9 +36,4 @@ public final class Dialogue {
 
     public Scenario scenario() { return scenario; }
     public long seed() { return seed; }
-
-    /** Number of distinct topic labels over the whole dialogue. */
-    public int topicsSeen() {
-        return Metrics.distinct(turnLabel, turnLabel.length);
-    }
 }

@@ -63,7 +63,4 @@ public record GeneratorConfig(int turns, int entriesPerTurn, int queries, int di
     }
 
     public GeneratorConfig withTurns(int t) { return new GeneratorConfig(t, entriesPerTurn, queries, dim, budget, noise, sharpness); }
-    public GeneratorConfig withBudget(int b) { return new GeneratorConfig(turns, entriesPerTurn, queries, dim, b, noise, sharpness); }
-    public GeneratorConfig withNoise(double s) { return new GeneratorConfig(turns, entriesPerTurn, queries, dim, budget, s, sharpness); }
-    public GeneratorConfig withSharpness(double s) { return new GeneratorConfig(turns, entriesPerTurn, queries, dim, budget, noise, s); }
 }

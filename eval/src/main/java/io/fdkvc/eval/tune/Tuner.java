@@ -114,12 +114,6 @@ public final class Tuner {
         return new Result(spec, best, sens, baselines, path, evals[0], (System.nanoTime() - start) / 1e9);
     }
 
-    private static int gridSize() {
-        int n = 0;
-        for (double[] g : GRID.values()) n += g.length;
-        return n;
-    }
-
     /** The spec's defaults of the tuned parameters. */
     public static Map<String, Double> specDefaults() {
         Map<String, Double> m = new LinkedHashMap<>();

@@ -34,9 +34,22 @@ class TunerTest {
                 .isInstanceOf(InputException.class).hasMessageStartingWith("--seed: 1 is the evaluation's seed");
     }
 
+    /**
+     * Every wc of the grid becomes a valid FD-KVC configuration (FdkvcParams refuses wc + wrho != 1)
+     * whose wrho is 1 - wc, with every other parameter as the point says; the spec's own wrho (0.5)
+     * would make all but wc = 0.5 invalid, so a point that forgot wrho fails here.
+     */
     @Test
     void wrhoFollowsWc() {
-        var p = Tuner.policyParams(Tuner.specDefaults());
-        assertThat((double) p.get("wc") + (double) p.get("wrho")).isEqualTo(1.0);
+        for (double wc : Tuner.GRID.get("wc")) {
+            var point = new java.util.LinkedHashMap<>(Tuner.specDefaults());
+            point.put("wc", wc);
+            var spec = io.fdkvc.core.policy.PolicyRegistry.spec("fdkvc", 64, Tuner.policyParams(point));
+            var bound = (io.fdkvc.core.policy.fdkvc.FdkvcParams) spec.params();
+            assertThat(bound.wc()).isEqualTo(wc);
+            assertThat(bound.wrho()).isEqualTo(1 - wc);
+            assertThat(bound.gamma()).isEqualTo(point.get("gamma"));
+        }
+        assertThat(Tuner.GRID.get("wc")).contains(0.0, 1.0); // both ends, where a forgotten wrho is refused
     }
 }

@@ -48,9 +48,10 @@ record Failure(int status, String message) {
             }
         }
         for (Throwable c = t; c != null; c = next(c)) {
-            if (c instanceof UncheckedIOException || c instanceof IOException) {
-                return new Failure(1, "input/output error: " + c.getMessage());
-            }
+            if (c instanceof IOException) return new Failure(1, "input/output error: " + c.getMessage());
+        }
+        for (Throwable c = t; c != null; c = next(c)) {
+            if (c instanceof UncheckedIOException) return new Failure(1, "input/output error: " + c.getMessage());
         }
         return new Failure(1, "internal error: " + t.getClass().getSimpleName()
                 + (t.getMessage() == null ? "" : ": " + t.getMessage()) + REPORT);

@@ -48,7 +48,9 @@ class KvCacheTest {
                     made.add(pr);
                     return pr;
                 });
-        return new PolicySpec("probe", 1000, NoParams.INSTANCE, kind);
+        PolicySpec spec = new PolicySpec("probe", 1000, NoParams.INSTANCE, kind);
+        made.clear(); // the spec's constructor validates by making one policy: count only the cache's
+        return spec;
     }
 
     /**

@@ -51,8 +51,8 @@ class DialogueOptionsTest {
     @Test
     void aParameterNoSelectedPolicyTakesOrABadValueIsRefused() {
         assertThatThrownBy(() -> base.withPolicies(List.of("h2o-paper", "window"), Map.of("wc", "0.5")))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("-p wc: no selected policy takes this parameter");
-        assertThatThrownBy(() -> base.withPolicies(List.of("fdkvc"), Map.of("gama", "0.5"))).hasMessageStartingWith("-p gama: ");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("wc: no selected policy takes this parameter");
+        assertThatThrownBy(() -> base.withPolicies(List.of("fdkvc"), Map.of("gama", "0.5"))).hasMessageStartingWith("gama: ");
         assertThatThrownBy(() -> base.withPolicies(List.of("fdkvc"), Map.of("gamma", "1.5"))).isInstanceOf(ParameterException.class).hasMessageStartingWith("gamma: ");
     }
 
@@ -66,7 +66,7 @@ class DialogueOptionsTest {
         assertThat(((FdkvcParams) o.template("fdkvc").params()).gamma()).isEqualTo(0.6);
         // a parameter only the tuned variant could take is still one no selected policy takes
         assertThatThrownBy(() -> base.withPolicies(List.of(DialogueOptions.TUNED, "window"), Map.of("gamma", "0.6")))
-                .hasMessageStartingWith("-p gamma: no selected policy takes this parameter");
+                .hasMessageStartingWith("gamma: no selected policy takes this parameter");
     }
 
     @Test

@@ -31,40 +31,40 @@ class EvalPoliciesTest {
     }
 
     @Test
-    void badInputNamesTheOption() {
+    void badInputNamesTheParameter() {
         assertThatThrownBy(() -> EvalPolicies.build(List.of("nope"), 64, Map.of(), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("--policy: unknown policy 'nope'");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("policy: unknown policy 'nope'");
         assertThatThrownBy(() -> EvalPolicies.build(List.of("h2o", "h2o"), 64, Map.of(), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("--policy: 'h2o' is given twice");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("policy: 'h2o' is given twice");
         assertThatThrownBy(() -> EvalPolicies.build(List.of("fdkvc"), 64, Map.of("gamma", "2"), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("-p gamma:");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("gamma:");
         assertThatThrownBy(() -> EvalPolicies.build(List.of("fdkvc"), 64, Map.of("zeta", "2"), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("-p zeta: unknown parameter");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("zeta: no selected policy takes this parameter");
         assertThatThrownBy(() -> EvalPolicies.build(List.of("h2o"), 64, Map.of("gamma", "0.5"), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("-p:");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("gamma: no selected policy takes this parameter (h2o: none)");
         assertThatThrownBy(() -> EvalPolicies.build(List.of("streaming"), 3, Map.of(), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("--policy streaming: sinks:");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("policy streaming at budget 3: sinks:");
         assertThatThrownBy(() -> EvalPolicies.build(List.of("h2o"), 0, Map.of(), EvalPolicies.Defaults.SPEC))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("--budget:");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("budget:");
     }
 
     @Test
-    void generatorConfigNamesTheOption() {
-        assertThatThrownBy(() -> new GeneratorConfig(2, 16, 4, 64, 64, 1, 4)).hasMessageStartingWith("--turns: must be >= 3");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 0, 4, 64, 64, 1, 4)).hasMessageStartingWith("--entries-per-turn:");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 0, 64, 64, 1, 4)).hasMessageStartingWith("--queries:");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 1, 64, 1, 4)).hasMessageStartingWith("--dim:");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 0, 1, 4)).hasMessageStartingWith("--budget:");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, -1, 4)).hasMessageStartingWith("--noise:");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, Double.NaN, 4)).hasMessageStartingWith("--noise:");
-        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, 1, 0)).hasMessageStartingWith("--sharpness:");
+    void generatorConfigNamesTheComponent() {
+        assertThatThrownBy(() -> new GeneratorConfig(2, 16, 4, 64, 64, 1, 4)).hasMessageStartingWith("turns: must be >= 3");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 0, 4, 64, 64, 1, 4)).hasMessageStartingWith("entriesPerTurn:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 0, 64, 64, 1, 4)).hasMessageStartingWith("queries:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 1, 64, 1, 4)).hasMessageStartingWith("dim:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 0, 1, 4)).hasMessageStartingWith("budget:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, -1, 4)).hasMessageStartingWith("noise:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, Double.NaN, 4)).hasMessageStartingWith("noise:");
+        assertThatThrownBy(() -> new GeneratorConfig(24, 16, 4, 64, 64, 1, 0)).hasMessageStartingWith("sharpness:");
         assertThatThrownBy(() -> Scenario.fromId("nope", "--scenario")).hasMessageStartingWith("--scenario: unknown scenario 'nope'");
-        assertThatThrownBy(() -> new GeneratorConfig(100_000, 16, 4, 64, 64, 1, 4)).hasMessageStartingWith("--turns x --entries-per-turn x --dim:");
+        assertThatThrownBy(() -> new GeneratorConfig(100_000, 16, 4, 64, 64, 1, 4)).hasMessageStartingWith("turns: turns x entries per turn x dim");
         GeneratorConfig g = GeneratorConfig.DEFAULTS;
         var specs = EvalPolicies.build(List.of("h2o"), g.budget(), Map.of(), EvalPolicies.Defaults.SPEC);
-        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.values()), 1_000_000, specs, 1, 1)).hasMessageStartingWith("--dialogues:");
-        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.values()), 10, specs, 1, 0)).hasMessageStartingWith("--threads:");
+        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.values()), 1_000_000, specs, 1, 1)).hasMessageStartingWith("dialogues:");
+        assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.values()), 10, specs, 1, 0)).hasMessageStartingWith("threads:");
         assertThatThrownBy(() -> new EvalConfig(g, List.of(Scenario.TOPIC_SHIFT, Scenario.TOPIC_SHIFT), 10, specs, 1, 1))
-                .hasMessageStartingWith("--scenario:");
+                .hasMessageStartingWith("scenario:");
     }
 }

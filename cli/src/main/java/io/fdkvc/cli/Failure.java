@@ -60,8 +60,8 @@ record Failure(int status, String message) {
     /**
      * The command-line spelling of a library parameter: the parameter itself when it is already
      * an option ("--budget"); {@code --kebab-case} of a camelCase name when the command has that
-     * option (maxTurnTokens: --max-turn-tokens); {@code -p NAME} for a policy parameter of a command
-     * that takes {@code -p}; null when the message is best left as the library wrote it.
+     * option (maxTurnTokens: --max-turn-tokens); null when the message is best left as the library
+     * wrote it.
      */
     static String optionOf(String parameter, CommandSpec command) {
         if (parameter == null || parameter.isEmpty()) return null;
@@ -69,8 +69,7 @@ record Failure(int status, String message) {
         if (command == null) return null;
         String kebab = "--" + parameter.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
         if (command.findOption(kebab) != null) return kebab;
-        if (command.findOption("-p") != null && parameter.matches("[A-Za-z][A-Za-z0-9_]*")) return "-p " + parameter;
-        return null;
+        return null; // policy parameters are named -p NAME where they are bound (PolicyOptions.withOptionNames)
     }
 
     private static Throwable next(Throwable t) {

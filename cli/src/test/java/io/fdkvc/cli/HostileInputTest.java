@@ -131,4 +131,20 @@ class HostileInputTest {
         assertThat(err.toString().split("\n")).hasSize(1);
         assertOneSafeLine(err.toString());
     }
+
+    /** --stats-json appends, and only once the model has loaded: a bad model leaves the file as it was. */
+    @Test
+    void statsJsonAppendsAndOnlyAfterTheModelLoaded() throws Exception {
+        Path stats = Files.writeString(dir.resolve("stats.jsonl"), "kept\n");
+        CliRun bad = CliRun.withStdin("hi\n", "chat", "--model", dir.resolve("none.gguf").toString(), "--stats-json", stats.toString());
+        assertThat(bad.status()).isEqualTo(2);
+        assertThat(Files.readString(stats)).isEqualTo("kept\n");
+        CliRun good = CliRun.withStdin("hi\n", "chat", "--model", MODEL, "--stats-json", stats.toString(), "--max-tokens", "2",
+                "--temperature", "0", "--threads", "1");
+        assertThat(good.status()).as(good.err()).isZero();
+        List<String> lines = Files.readAllLines(stats);
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(0)).isEqualTo("kept");
+        assertThat(lines.get(1)).startsWith("{\"turn\":0");
+    }
 }

@@ -20,7 +20,7 @@ public final class Ids {
     /**
      * The constant of {@code values} whose id is {@code name}.
      *
-     * @param option the option the name came from, for the error message
+     * @param option the parameter (or option) the name came from, for the error message
      * @param kind   what a constant is, for the error message ({@code "dataset"}, {@code "scenario"})
      * @throws InputException {@code OPTION: unknown KIND 'NAME' (known: ID, ...)} for an unknown name
      */
@@ -28,6 +28,6 @@ public final class Ids {
         for (E e : values) {
             if (id.apply(e).equals(name)) return e;
         }
-        throw new InputException(option + ": unknown " + kind + " '" + Untrusted.excerpt(String.valueOf(name)) + "' (known: " + String.join(", ", of(values, id)) + ")");
+        throw new io.fdkvc.core.param.ParameterException(option, "unknown " + kind + " '" + Untrusted.excerpt(String.valueOf(name)) + "' (known: " + String.join(", ", of(values, id)) + ")");
     }
 }

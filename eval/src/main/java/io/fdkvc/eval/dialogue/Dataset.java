@@ -34,6 +34,6 @@ public enum Dataset {
 
     /** @throws InputException naming {@code --dataset} for an unknown name */
     public static Dataset parse(String name) {
-        return Ids.find(values(), Dataset::id, name, "--dataset", "dataset");
+        return Ids.find(values(), Dataset::id, name, "dataset", "dataset");
     }
 }

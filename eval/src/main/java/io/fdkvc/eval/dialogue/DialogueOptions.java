@@ -1,6 +1,7 @@
 package io.fdkvc.eval.dialogue;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicyParams;
 import io.fdkvc.core.policy.PolicyTemplate;
@@ -15,7 +16,7 @@ import java.util.Set;
 
 /**
  * What {@link DialogueEvaluation#run} evaluates, validated at construction: every bad value
- * raises an {@link InputException} naming its command-line option. Null (or 0 for the counts)
+ * raises a {@link ParameterException} naming the component (the command line maps it to its option). Null (or 0 for the counts)
  * selects the documented default.
  *
  * @param dataset        the corpus format and its questions
@@ -66,27 +67,27 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
     public static final long DEFAULT_SEED = 1;
 
     public DialogueOptions {
-        if (dataset == null) throw new InputException("--dataset: missing (sgd, tiage or multiwoz)");
-        if (data == null) throw new InputException("--data: missing");
-        if (!Files.isRegularFile(data)) throw new InputException("--data: no such file: " + data);
+        if (dataset == null) throw new ParameterException("dataset", "missing (sgd, tiage or multiwoz)");
+        if (data == null) throw new ParameterException("data", "missing");
+        if (!Files.isRegularFile(data)) throw new ParameterException("data", "no such file: " + data);
         policies = List.copyOf(policies == null || policies.isEmpty() ? DEFAULT_POLICIES : policies);
         Set<String> distinct = new HashSet<>();
         for (String p : policies) {
             if (!p.equals(TUNED)) PolicyRegistry.kind(p); // names --policy for an unknown name
-            if (!distinct.add(p)) throw new InputException("--policy: '" + p + "' is given twice");
+            if (!distinct.add(p)) throw new ParameterException("policy", "'" + p + "' is given twice");
         }
         params = Map.copyOf(params == null ? Map.of() : params);
-        if (budgetTokens != null && budgetTokens < 1) throw new InputException("--budget-tokens: must be >= 1, got " + budgetTokens);
+        if (budgetTokens != null && budgetTokens < 1) throw new ParameterException("budgetTokens", "must be >= 1, got " + budgetTokens);
         sweepFractions = List.copyOf(sweepFractions == null || sweepFractions.isEmpty() ? DEFAULT_SWEEP : sweepFractions);
         Set<Double> seen = new HashSet<>();
         for (double f : sweepFractions) {
-            if (!(f >= 0.01 && f <= 1)) throw new InputException("--sweep: each budget share must be in [0.01, 1], got " + f);
-            if (!seen.add(f)) throw new InputException("--sweep: share " + f + " is given twice");
+            if (!(f >= 0.01 && f <= 1)) throw new ParameterException("sweep", "each budget share must be in [0.01, 1], got " + f);
+            if (!seen.add(f)) throw new ParameterException("sweep", "share " + f + " is given twice");
         }
-        if (!(temperature > 0) || Double.isInfinite(temperature)) throw new InputException("--temperature: must be > 0 and finite, got " + temperature);
-        if (maxDialogues < 0) throw new InputException("--max-dialogues: must be >= 0 (0 = all), got " + maxDialogues);
+        if (!(temperature > 0) || Double.isInfinite(temperature)) throw new ParameterException("temperature", "must be > 0 and finite, got " + temperature);
+        if (maxDialogues < 0) throw new ParameterException("maxDialogues", "must be >= 0 (0 = all), got " + maxDialogues);
         if (embeddingCache == null) embeddingCache = EmbeddingCache.defaultDir();
-        if (threads < 0) throw new InputException("--threads: must be >= 0 (0 = every core), got " + threads);
+        if (threads < 0) throw new ParameterException("threads", "must be >= 0 (0 = every core), got " + threads);
         if (threads == 0) threads = Runtime.getRuntime().availableProcessors();
         // Bind every policy's parameters now, so that a bad value fails before any embedding work.
         List<PolicyRegistry.Kind> kinds = new ArrayList<>();

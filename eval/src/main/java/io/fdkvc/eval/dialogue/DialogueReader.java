@@ -3,6 +3,7 @@ package io.fdkvc.eval.dialogue;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
 import io.fdkvc.core.Untrusted;
+import io.fdkvc.core.param.ParameterException;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -41,7 +42,7 @@ public final class DialogueReader {
      *                        or a file without any dialogue
      */
     public static List<Dialogue> read(Dataset dataset, Path file) {
-        if (!Files.isRegularFile(file)) throw new InputException("--data: no such file: " + file);
+        if (!Files.isRegularFile(file)) throw new ParameterException("data", "no such file: " + file);
         List<Dialogue> out = new ArrayList<>();
         Map<String, Integer> lineOfId = new HashMap<>();
         try (InputStream raw = Files.newInputStream(file);

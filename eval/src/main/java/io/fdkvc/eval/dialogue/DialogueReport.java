@@ -41,7 +41,7 @@ final class DialogueReport {
                 BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
             }
         } catch (IOException e) {
-            throw new InputException("--out: cannot write " + outDir.resolve(name) + ": " + e.getMessage(), e);
+            throw new InputException("cannot write " + outDir.resolve(name) + ": " + e.getMessage(), e);
         }
         return name;
     }

@@ -1,6 +1,7 @@
 package io.fdkvc.eval.tune;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.eval.stats.Means;
@@ -48,9 +49,9 @@ public final class Tuner {
     public record Config(GeneratorConfig generator, List<Scenario> scenarios, int dialogues, long seed, int threads, int passes) {
         public Config {
             if (seed == EvalConfig.DEFAULT_SEED) {
-                throw new InputException("--seed: " + seed + " is the evaluation's seed; tune on other dialogues (e.g. the default, 1001)");
+                throw new ParameterException("seed", seed + " is the evaluation's seed; tune on other dialogues (e.g. the default, 1001)");
             }
-            if (passes < 1) throw new InputException("--passes: must be >= 1, got " + passes);
+            if (passes < 1) throw new ParameterException("passes", "must be >= 1, got " + passes);
         }
     }
 

@@ -25,16 +25,16 @@ class DialogueOptionsTest {
 
     @Test
     void badValuesNameTheirOption() {
-        assertThatThrownBy(() -> base.withBudgetTokens(0)).isInstanceOf(InputException.class).hasMessage("--budget-tokens: must be >= 1, got 0");
-        assertThatThrownBy(() -> base.withSweep(List.of(0.3, 0.0))).hasMessageStartingWith("--sweep: ");
-        assertThatThrownBy(() -> base.withSweep(List.of(0.3, 0.3))).hasMessageStartingWith("--sweep: share 0.3 is given twice");
-        assertThatThrownBy(() -> base.withTemperature(0)).hasMessageStartingWith("--temperature: ");
-        assertThatThrownBy(() -> base.withTemperature(Double.NaN)).hasMessageStartingWith("--temperature: ");
-        assertThatThrownBy(() -> base.withMaxDialogues(-1)).hasMessageStartingWith("--max-dialogues: ");
-        assertThatThrownBy(() -> base.withThreads(-2)).hasMessageStartingWith("--threads: ");
-        assertThatThrownBy(() -> DialogueOptions.defaults(Dataset.SGD, dir.resolve("none.gz"))).hasMessageStartingWith("--data: no such file");
+        assertThatThrownBy(() -> base.withBudgetTokens(0)).isInstanceOf(InputException.class).hasMessage("budgetTokens: must be >= 1, got 0");
+        assertThatThrownBy(() -> base.withSweep(List.of(0.3, 0.0))).hasMessageStartingWith("sweep: ");
+        assertThatThrownBy(() -> base.withSweep(List.of(0.3, 0.3))).hasMessageStartingWith("sweep: share 0.3 is given twice");
+        assertThatThrownBy(() -> base.withTemperature(0)).hasMessageStartingWith("temperature: ");
+        assertThatThrownBy(() -> base.withTemperature(Double.NaN)).hasMessageStartingWith("temperature: ");
+        assertThatThrownBy(() -> base.withMaxDialogues(-1)).hasMessageStartingWith("maxDialogues: ");
+        assertThatThrownBy(() -> base.withThreads(-2)).hasMessageStartingWith("threads: ");
+        assertThatThrownBy(() -> DialogueOptions.defaults(Dataset.SGD, dir.resolve("none.gz"))).hasMessageStartingWith("data: no such file");
         assertThatThrownBy(() -> base.withPolicies(List.of("fdkvc", "lru"), Map.of())).isInstanceOf(ParameterException.class).hasMessageContaining("unknown policy 'lru'");
-        assertThatThrownBy(() -> base.withPolicies(List.of("window", "window"), Map.of())).hasMessage("--policy: 'window' is given twice");
+        assertThatThrownBy(() -> base.withPolicies(List.of("window", "window"), Map.of())).hasMessage("policy: 'window' is given twice");
     }
 
     @Test

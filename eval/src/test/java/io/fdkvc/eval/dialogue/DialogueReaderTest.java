@@ -110,7 +110,7 @@ class DialogueReaderTest {
         Path dup = gz(dir, "dup.jsonl.gz", SGD_OK, SGD_OK);
         assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, dup)).hasMessage(dup + ":2: dialogue_id 'd1' repeats the one on line 1");
         Path missing = dir.resolve("nope.jsonl.gz");
-        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, missing)).isInstanceOf(InputException.class).hasMessage("--data: no such file: " + missing);
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, missing)).isInstanceOf(InputException.class).hasMessage("data: no such file: " + missing);
         // plain JSON Lines are read as they are, whatever the name says
         Path plain = Files.writeString(dir.resolve("plain.jsonl"), SGD_OK.replace('\'', '"') + "\n");
         assertThat(DialogueReader.read(Dataset.SGD, plain)).extracting(Dialogue::id).containsExactly("d1");
@@ -127,7 +127,22 @@ class DialogueReaderTest {
     @Test
     void unknownDatasetNamesTheOption() {
         assertThatThrownBy(() -> Dataset.parse("dstc")).isInstanceOf(InputException.class)
-                .hasMessage("--dataset: unknown dataset 'dstc' (known: sgd, tiage, multiwoz)");
+                .hasMessage("dataset: unknown dataset 'dstc' (known: sgd, tiage, multiwoz)");
         assertThat(Dataset.parse("multiwoz")).isEqualTo(Dataset.MULTIWOZ);
+    }
+
+    /** The whole file is read and validated before any embedding: a bad last line costs no embedding work. */
+    @Test
+    void aBadLastLineIsFoundBeforeAnythingIsEmbedded() {
+        Path f = gz(dir, "late.jsonl.gz", SGD_OK, SGD_OK.replace("'d1'", "'d2'"), "{'dialogue_id': 'd3', 'turns': 7}");
+        Embedder never = new Fixtures.BagOfWords(8) {
+            @Override
+            public float[][] embed(List<String> texts) {
+                throw new AssertionError("embedded before the file was validated");
+            }
+        };
+        DialogueOptions o = DialogueOptions.defaults(Dataset.SGD, f).withEmbeddingCache(dir.resolve("cache"));
+        assertThatThrownBy(() -> DialogueEvaluation.load(o, never, p -> {})).isInstanceOf(InputException.class)
+                .hasMessage(f + ":3: turns: expected an array");
     }
 }

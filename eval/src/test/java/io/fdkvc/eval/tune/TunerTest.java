@@ -31,7 +31,7 @@ class TunerTest {
     @Test
     void theEvaluationSeedIsRefused() {
         assertThatThrownBy(() -> new Tuner.Config(GeneratorConfig.DEFAULTS, List.of(Scenario.TOPIC_SHIFT), 3, 1, 1, 1))
-                .isInstanceOf(InputException.class).hasMessageStartingWith("--seed: 1 is the evaluation's seed");
+                .isInstanceOf(InputException.class).hasMessageStartingWith("seed: 1 is the evaluation's seed");
     }
 
     /**

@@ -29,8 +29,11 @@ import picocli.CommandLine.Spec;
  *
  * <p>Each configuration runs a conversation of {@code --turns} turns; a turn prefills
  * {@code --prompt-tokens} random tokens, decodes {@code --gen-tokens} greedy tokens (no stop
- * token; the last one is put into the cache without logits, as chat does), then runs the policy. The first {@code --warmup} turns let the JIT compile and are not
- * reported; the others are averaged. The policy's cost is reported as its share of the turn's
+ * token; the last one is put into the cache without logits, as chat does), then runs the policy.
+ * Before each configuration's conversation a throwaway one of {@code --jit-warmup} turns runs in
+ * its own session, so that the forward pass and the policy update are compiled (steady state, not
+ * JIT warm-up, is reported); then the first {@code --warmup} turns of the measured conversation
+ * are not reported and the others are averaged. The policy's cost is reported as its share of the turn's
  * forward-pass time; attention (and within it the rotation of the cached pre-RoPE keys) as its
  * share of the decode time.
  */
@@ -43,12 +46,32 @@ public final class BenchCommand implements Callable<Integer> {
         Path model;
 
         @Option(names = "--synthetic", paramLabel = "NAME",
-                description = "a random-weight model of a known shape instead of a file: smollm2-135m-q8, smollm2-135m-f32")
+                description = "a random-weight model of a known shape instead of a file: smollm2-135m, llama-3.2-1b "
+                        + "(weights as --quant; smollm2-135m-q8 and smollm2-135m-f32 are the SmolLM2 shape in Q8_0 and F32)")
         String synthetic;
     }
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     Source source;
+
+    @Option(names = "--quant", paramLabel = "TYPE",
+            description = "weights of the --synthetic model: a tensor type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, "
+                    + "Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS) or llama-quantize's mix Q4_K_M / Q5_K_M; default: Q8_0")
+    String quant;
+
+    @Option(names = "--save", paramLabel = "FILE",
+            description = "also keep the --synthetic model as this GGUF file (e.g. to run llama.cpp on the same file)")
+    Path save;
+
+    @Option(names = "--jit-warmup", paramLabel = "N", defaultValue = "4",
+            description = "turns of a throwaway conversation run before each configuration so the JIT has compiled; default: ${DEFAULT-VALUE}")
+    int jitWarmup;
+
+    @Option(names = "--per-turn", description = "also print each reported turn: cache entries before it, prefill and decode tok/s")
+    boolean perTurn;
+
+    @Option(names = "--budgeted-only", description = "run only the budgeted configuration (e.g. for long conversations)")
+    boolean budgetedOnly;
 
     @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "64", description = "prompt tokens per turn; default: ${DEFAULT-VALUE}")
     int promptTokens;
@@ -74,17 +97,20 @@ public final class BenchCommand implements Callable<Integer> {
         if (genTokens < 1) throw new InputException("--gen-tokens must be >= 1, got " + genTokens);
         if (warmup < 0) throw new InputException("--warmup must be >= 0, got " + warmup);
         if (turns <= warmup) throw new InputException("--turns must exceed --warmup (" + warmup + "), got " + turns);
+        if (jitWarmup < 0) throw new InputException("--jit-warmup must be >= 0, got " + jitWarmup);
+        if (source.synthetic == null && (quant != null || save != null))
+            throw new InputException((quant != null ? "--quant" : "--save") + " applies to --synthetic models only");
         PolicyOptions policy = engine.policy;
         PolicySpec budgeted = policy.spec();
         if (budgeted.name().equals("full")) budgeted = PolicyRegistry.spec("fdkvc", policy.budget);
-        List<PolicySpec> specs = List.of(PolicyRegistry.spec("full", policy.budget), budgeted);
+        List<PolicySpec> specs = budgetedOnly ? List.of(budgeted) : List.of(PolicyRegistry.spec("full", policy.budget), budgeted);
         PrintWriter out = spec.commandLine().getOut();
         String name;
         LoadedModel m;
         if (source.synthetic != null) {
-            SyntheticModels.Shape shape = SyntheticModels.shape(source.synthetic);
-            name = "synthetic " + shape.label();
-            m = SyntheticModels.load(shape);
+            SyntheticModels.Model model = SyntheticModels.model(source.synthetic, quant);
+            name = "synthetic " + model.label();
+            m = SyntheticModels.load(model, save);
         } else {
             name = source.model.getFileName().toString();
             m = engine.load(source.model);
@@ -96,14 +122,17 @@ public final class BenchCommand implements Callable<Integer> {
                     name, c.architecture(), c.layers(), c.dim(), c.heads(), c.kvHeads(), c.hiddenDim(), c.vocabSize(),
                     m.weights().wq()[0].type()));
             out.println(String.format(Locale.ROOT,
-                    "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported",
+                    "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported, after %d JIT warm-up turns",
                     llama.threads(), engine.batch, engine.positionMode().label(), engine.maxTurnTokens, turns, promptTokens,
-                    genTokens, warmup));
+                    genTokens, warmup, jitWarmup));
             out.println(String.format(Locale.ROOT, "%-28s %14s %13s %15s %15s %15s %10s %18s %17s %12s %12s",
                     "policy", "prefill tok/s", "decode tok/s", "update ms/turn", "update/compute", "entries/stream", "KV MiB",
                     "prefill tok/cpu-s", "decode tok/cpu-s", "attention %", "key RoPE %"));
             for (PolicySpec ps : specs) {
-                Row r = run(llama, ps);
+                if (jitWarmup > 0) run(llama, ps, jitWarmup, 0, null);
+                List<String> turnLines = perTurn ? new ArrayList<>() : null;
+                Row r = run(llama, ps, turns, warmup, turnLines);
+                if (turnLines != null) for (String l : turnLines) out.println(l);
                 out.println(String.format(Locale.ROOT, "%-28s %14.1f %13.1f %15.3f %14.3f%% %15d %10.2f %18.1f %17.1f %11.1f%% %11.1f%%",
                         ps.toString().length() > 28 ? ps.name() + "(" + ps.budget() + ")" : ps.toString(),
                         r.prefill, r.decode, r.updateMs, 100 * r.updateShare, r.entries, r.kvBytes / 1048576.0,
@@ -127,7 +156,7 @@ public final class BenchCommand implements Callable<Integer> {
                 .getProcessCpuTime();
     }
 
-    private Row run(Llama llama, PolicySpec ps) {
+    private Row run(Llama llama, PolicySpec ps, int turns, int warmup, List<String> turnLines) {
         Session s = engine.newSession(llama, ps);
         int vocab = llama.config().vocabSize();
         Sampler greedy = Sampler.greedy(vocab);
@@ -137,6 +166,7 @@ public final class BenchCommand implements Callable<Integer> {
         Session.TurnStats last = null;
         for (int t = 0; t < turns; t++) {
             for (int i = 0; i < promptTokens; i++) prompt[i] = rnd.nextInt(vocab);
+            int before = last == null ? 0 : last.cacheEntries();
             long c0 = cpuNanos(), t0 = System.nanoTime();
             s.feed(prompt, 0, promptTokens);
             long t1 = System.nanoTime(), c1 = cpuNanos(), p0 = s.position();
@@ -150,6 +180,9 @@ public final class BenchCommand implements Callable<Integer> {
                         last.updateNanos() / 1e6, (double) last.updateNanos() / last.computeNanos(),
                         promptTokens / ((c1 - c0) / 1e9), steps / ((c2 - c1) / 1e9),
                         (double) (llama.attentionNanos() - a0) / (t2 - t1), (double) (llama.ropeNanos() - r0) / (t2 - t1)});
+                if (turnLines != null)
+                    turnLines.add(String.format(Locale.ROOT, "  %s turn %d: %d entries before, prefill %.1f tok/s, decode %.1f tok/s",
+                            ps.name(), t + 1, before, promptTokens / ((t1 - t0) / 1e9), steps / ((t2 - t1) / 1e9)));
             }
         }
         double[] mean = new double[8];

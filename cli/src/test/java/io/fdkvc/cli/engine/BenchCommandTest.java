@@ -41,5 +41,23 @@ class BenchCommandTest {
         CliRun unknown = CliRun.of("bench", "--synthetic", "gpt5");
         assertThat(unknown.status()).isEqualTo(2);
         assertThat(unknown.err()).contains("smollm2-135m-q8");
+        // --quant and --save belong to --synthetic
+        CliRun quantOnFile = CliRun.of(bench("--quant", "Q4_0"));
+        assertThat(quantOnFile.status()).isEqualTo(2);
+        assertThat(quantOnFile.err()).contains("--quant");
+        assertThat(CliRun.of("bench", "--synthetic", "smollm2-135m", "--quant", "Q9").status()).isEqualTo(2);
+    }
+
+    @Test
+    void perTurnLinesAndTheBudgetedConfigurationAlone() {
+        CliRun r = CliRun.of(bench("--turns", "3", "--warmup", "1", "--jit-warmup", "1", "--prompt-tokens", "20",
+                "--gen-tokens", "10", "--budget", "16", "--budgeted-only", "--per-turn"));
+        assertThat(r.status()).as(r.err()).isZero();
+        String[] lines = r.out().split("\n");
+        // header (3 lines), the two reported turns, the fdkvc row
+        assertThat(lines).hasSize(6);
+        assertThat(lines[3]).contains("fdkvc turn 2: 16 entries before");
+        assertThat(lines[4]).contains("fdkvc turn 3: 16 entries before");
+        assertThat(lines[5]).startsWith("fdkvc");
     }
 }

@@ -21,6 +21,11 @@ import java.util.Objects;
  * every {@link GgmlType}, quantising float data with {@link Quantizer}. Used by tests and by the
  * benchmarks to synthesise models. Tensor data is padded to the alignment after every tensor.
  *
+ * <p>Unless the caller sets it ({@link #fileType}), {@code general.file_type} (llama.cpp's
+ * {@code llama_ftype}, which its tools print and some loaders read) is written, after the other
+ * metadata, as the type of most matrices ({@link #fileTypeOf}), as llama.cpp's converters and
+ * llama-quantize write it; a file without matrices (no model) gets none.
+ *
  * <pre>{@code
  * new GgufWriter()
  *     .putString("general.architecture", "llama")
@@ -55,6 +60,42 @@ public final class GgufWriter {
         if (alignment <= 0 || Integer.bitCount(alignment) != 1) throw new IllegalArgumentException("alignment must be a power of two");
         this.alignment = alignment;
         return putUInt32("general.alignment", alignment);
+    }
+
+    /** The metadata key llama.cpp reads the file's quantisation preset from. */
+    public static final String FILE_TYPE = "general.file_type";
+
+    /**
+     * Sets {@code general.file_type} (uint32) to llama.cpp's {@code llama_ftype} id, e.g. 15 for
+     * Q4_K_M, whose mix of tensor types no single {@link GgmlType} names.
+     */
+    public GgufWriter fileType(int llamaFtype) {
+        if (llamaFtype < 0) throw new IllegalArgumentException("file type must be >= 0, not " + llamaFtype);
+        return putUInt32(FILE_TYPE, llamaFtype);
+    }
+
+    /**
+     * llama.cpp's {@code llama_ftype} for a file whose matrices are mostly {@code type}: the
+     * "MOSTLY_" preset of that type, with the medium ("_M") preset for Q3_K, Q4_K and Q5_K.
+     */
+    public static int fileTypeOf(GgmlType type) {
+        return switch (type) {
+            case F32 -> 0;
+            case F16 -> 1;
+            case Q4_0 -> 2;
+            case Q4_1 -> 3;
+            case Q8_0 -> 7;
+            case Q5_0 -> 8;
+            case Q5_1 -> 9;
+            case Q2_K -> 10;
+            case Q3_K -> 12;
+            case Q4_K -> 15;
+            case Q5_K -> 17;
+            case Q6_K -> 18;
+            case IQ4_NL -> 25;
+            case IQ4_XS -> 30;
+            case BF16 -> 32;
+        };
     }
 
     /**
@@ -141,13 +182,38 @@ public final class GgufWriter {
         return out.toByteArray();
     }
 
+    /**
+     * The file type written when none was set: that of the type most matrices (tensors of two or
+     * more dimensions, of a type this engine knows) have, ties to the type that came first; null
+     * when there are no such matrices.
+     */
+    private Value inferredFileType() {
+        Map<Integer, Integer> count = new LinkedHashMap<>();
+        for (Tensor t : tensors)
+            if (t.dims.length >= 2 && GgmlType.byId(t.typeId) != null) count.merge(t.typeId, 1, Integer::sum);
+        int best = -1, n = 0;
+        for (Map.Entry<Integer, Integer> e : count.entrySet()) {
+            if (e.getValue() > n) {
+                best = e.getKey();
+                n = e.getValue();
+            }
+        }
+        return best < 0 ? null : new Value(GgufValueType.UINT32, (long) fileTypeOf(GgmlType.byId(best)));
+    }
+
     public void write(OutputStream os) throws IOException {
         Le out = new Le(os);
+        Map<String, Value> meta = metadata;
+        Value inferred = meta.containsKey(FILE_TYPE) ? null : inferredFileType();
+        if (inferred != null) {
+            meta = new LinkedHashMap<>(metadata);
+            meta.put(FILE_TYPE, inferred);
+        }
         out.i32(GgufFile.MAGIC);
         out.i32(3);
         out.i64(tensors.size());
-        out.i64(metadata.size());
-        for (Map.Entry<String, Value> e : metadata.entrySet()) {
+        out.i64(meta.size());
+        for (Map.Entry<String, Value> e : meta.entrySet()) {
             out.str(e.getKey());
             out.i32(e.getValue().type.id);
             writeValue(out, e.getValue().type, e.getValue().value);

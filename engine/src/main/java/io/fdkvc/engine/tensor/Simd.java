@@ -23,6 +23,12 @@ import jdk.incubator.vector.VectorSpecies;
 public final class Simd {
     static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     static final ValueLayout.OfShort SHORT_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    /** 0, 1, ..., 47: per-lane shift counts (lane i of a vector loaded at offset e shifts by e + i). */
+    static final int[] IOTA32 = new int[48];
+    static {
+        for (int i = 0; i < IOTA32.length; i++) IOTA32[i] = i;
+    }
     static final ValueLayout.OfFloat FLOAT_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
     /** Float lanes per vector (4, 8 or 16). */

@@ -18,7 +18,15 @@ public final class Tensors {
             case BF16 -> new BF16Tensor(seg, rows, cols);
             case Q8_0 -> new Q8_0Tensor(seg, rows, cols);
             case Q4_0 -> new Q4_0Tensor(seg, rows, cols);
+            case Q4_1 -> new Q4_1Tensor(seg, rows, cols);
+            case Q5_0 -> new Q5_0Tensor(seg, rows, cols);
+            case Q5_1 -> new Q5_1Tensor(seg, rows, cols);
+            case Q2_K -> new Q2_KTensor(seg, rows, cols);
+            case Q3_K -> new Q3_KTensor(seg, rows, cols);
             case Q4_K -> new Q4_KTensor(seg, rows, cols);
+            case Q5_K -> new Q5_KTensor(seg, rows, cols);
+            case IQ4_NL -> new IQ4_NLTensor(seg, rows, cols);
+            case IQ4_XS -> new IQ4_XSTensor(seg, rows, cols);
             case Q6_K -> new Q6_KTensor(seg, rows, cols);
         };
     }

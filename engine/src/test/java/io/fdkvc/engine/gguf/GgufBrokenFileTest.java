@@ -213,13 +213,13 @@ class GgufBrokenFileTest {
 
         // an unsupported type opens (other tensors stay usable) but reading it names type and tensor
         b = base.clone();
-        le(b).putInt(type, 13);   // Q5_K
-        Path f = write("q5k.gguf", b);
+        le(b).putInt(type, 16);   // IQ2_XXS
+        Path f = write("iq2xxs.gguf", b);
         try (GgufFile g = GgufFile.open(f)) {
             assertThat(g.floats("norm")).containsExactly(1, 2, 3, 4);
             assertThat(g.tensorInfo("k").type()).isNull();
             assertThatThrownBy(() -> g.tensor("k")).isInstanceOf(ModelFormatException.class)
-                    .hasMessageContaining(f.toString()).hasMessageContaining("tensor 'k'").hasMessageContaining("type 13 (Q5_K)");
+                    .hasMessageContaining(f.toString()).hasMessageContaining("tensor 'k'").hasMessageContaining("type 16 (IQ2_XXS)");
             assertThatThrownBy(() -> g.tensor("missing.weight")).isInstanceOf(ModelFormatException.class)
                     .hasMessageContaining(f.toString()).hasMessageContaining("missing tensor 'missing.weight'");
         }

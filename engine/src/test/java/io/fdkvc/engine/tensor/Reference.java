@@ -55,6 +55,80 @@ final class Reference {
                         y[e + i] = d1 * q - m1;
                     }
                 }
+                case Q4_1 -> {
+                    float d = half(b, p), m = half(b, p + 2);
+                    for (int i = 0; i < 32; i++) {
+                        int byt = u8(b, p + 4 + i % 16);
+                        int q = i < 16 ? byt & 0xF : byt >> 4;
+                        y[e + i] = q * d + m;
+                    }
+                }
+                case Q5_0, Q5_1 -> {
+                    boolean hasMin = type == GgmlType.Q5_1;
+                    float d = half(b, p), m = hasMin ? half(b, p + 2) : 0;
+                    int hp = hasMin ? p + 4 : p + 2;
+                    long qh = u8(b, hp) | u8(b, hp + 1) << 8 | u8(b, hp + 2) << 16 | (long) u8(b, hp + 3) << 24;
+                    for (int i = 0; i < 32; i++) {
+                        int byt = u8(b, hp + 4 + i % 16);
+                        int q = (i < 16 ? byt & 0xF : byt >> 4) + 16 * (int) ((qh >> i) & 1);
+                        y[e + i] = hasMin ? q * d + m : (q - 16) * d;
+                    }
+                }
+                case Q2_K -> {
+                    float d = half(b, p + 80), dmin = half(b, p + 82);
+                    for (int i = 0; i < 256; i++) {
+                        int half = i / 128, j = (i % 128) / 32, w = i % 32;
+                        int q = (u8(b, p + 16 + 32 * half + w) >> (2 * j)) & 3;
+                        int sc = u8(b, p + i / 16);
+                        y[e + i] = (d * (sc & 0xF)) * q - dmin * (sc >> 4);
+                    }
+                }
+                case Q3_K -> {
+                    float d = half(b, p + 108);
+                    // unpack the sixteen 6-bit scales as four 32-bit words, the way the format packs them
+                    int[] sc = new int[16];
+                    for (int k = 0; k < 4; k++) {
+                        int a = u8(b, p + 96 + k), c = u8(b, p + 100 + k), t = u8(b, p + 104 + k);
+                        sc[k] = (a & 0xF) | (t & 3) << 4;
+                        sc[4 + k] = (c & 0xF) | ((t >> 2) & 3) << 4;
+                        sc[8 + k] = (a >> 4) | ((t >> 4) & 3) << 4;
+                        sc[12 + k] = (c >> 4) | ((t >> 6) & 3) << 4;
+                    }
+                    for (int i = 0; i < 256; i++) {
+                        int half = i / 128, j = (i % 128) / 32, w = i % 32;
+                        int q = (u8(b, p + 32 + 32 * half + w) >> (2 * j)) & 3;
+                        boolean high = (u8(b, p + w) & (1 << (4 * half + j))) != 0;
+                        y[e + i] = (d * (sc[i / 16] - 32)) * (high ? q : q - 4);
+                    }
+                }
+                case Q5_K -> {
+                    float d = half(b, p), dmin = half(b, p + 2);
+                    for (int i = 0; i < 256; i++) {
+                        int chunk = i / 64, within = i % 64, l = within % 32;
+                        int byt = u8(b, p + 48 + 32 * chunk + l);
+                        int bit = within < 32 ? 2 * chunk : 2 * chunk + 1;
+                        int q = (within < 32 ? byt & 0xF : byt >> 4) + (((u8(b, p + 16 + l) >> bit) & 1) << 4);
+                        int[] sm = scaleMinK4(b, p + 4, i / 32);
+                        y[e + i] = d * sm[0] * q - dmin * sm[1];
+                    }
+                }
+                case IQ4_NL -> {
+                    float d = half(b, p);
+                    for (int i = 0; i < 32; i++) {
+                        int byt = u8(b, p + 2 + i % 16);
+                        y[e + i] = d * IQ4[i < 16 ? byt & 0xF : byt >> 4];
+                    }
+                }
+                case IQ4_XS -> {
+                    float d = half(b, p);
+                    int high = u8(b, p + 2) | u8(b, p + 3) << 8;
+                    for (int i = 0; i < 256; i++) {
+                        int sub = i / 32, w = i % 32;
+                        int ls = ((u8(b, p + 4 + sub / 2) >> (sub % 2 == 0 ? 0 : 4)) & 0xF) | ((high >> (2 * sub)) & 3) << 4;
+                        int byt = u8(b, p + 8 + 16 * sub + w % 16);
+                        y[e + i] = (d * (ls - 32)) * IQ4[w < 16 ? byt & 0xF : byt >> 4];
+                    }
+                }
                 case Q6_K -> {
                     float d = half(b, p + 208);
                     for (int i = 0; i < 256; i++) {
@@ -71,6 +145,9 @@ final class Reference {
         }
         return y;
     }
+
+    /** The IQ4 non-linear levels, as published in ggml-common.h. */
+    static final int[] IQ4 = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
     /**
      * The 6-bit scale and min of sub-block j from the 12 packed bytes: j < 4 in the low 6 bits
@@ -111,8 +188,17 @@ final class Reference {
                     b[p] = (byte) bits;
                     b[p + 1] = (byte) (bits >> 8);
                 }
-                case Q8_0, Q4_0 -> putHalf(b, p, randomScale(r));
-                case Q4_K -> {
+                case Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS -> putHalf(b, p, randomScale(r));
+                case Q4_1, Q5_1 -> {
+                    putHalf(b, p, randomScale(r));
+                    putHalf(b, p + 2, randomScale(r));
+                }
+                case Q2_K -> {
+                    putHalf(b, p + 80, randomScale(r));
+                    putHalf(b, p + 82, randomScale(r));
+                }
+                case Q3_K -> putHalf(b, p + 108, randomScale(r));
+                case Q4_K, Q5_K -> {
                     putHalf(b, p, randomScale(r));
                     putHalf(b, p + 2, randomScale(r));
                 }

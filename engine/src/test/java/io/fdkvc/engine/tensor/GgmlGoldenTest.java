@@ -1,0 +1,66 @@
+package io.fdkvc.engine.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Against llama.cpp's own decoder: {@code ggml-golden/TYPE.bin} holds 512 values quantised by our
+ * {@link Quantizer} and 512 values' worth of random blocks; {@code TYPE.f32} is what ggml's
+ * {@code to_float} (llama.cpp source as bundled in node-llama-cpp 3.22.1, ggml 0.25.1) made of
+ * them, by {@code bench/llamacpp/ggml-dequant.c} (see {@code bench/llamacpp/README.md}).
+ */
+class GgmlGoldenTest {
+    static byte[] resource(String name) throws IOException {
+        try (InputStream in = GgmlGoldenTest.class.getResourceAsStream("/ggml-golden/" + name)) {
+            assertThat(in).as(name).isNotNull();
+            return in.readAllBytes();
+        }
+    }
+
+    static float[] floats(byte[] b) {
+        float[] f = new float[b.length / 4];
+        ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(f);
+        return f;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"F32", "F16", "BF16"}, mode = EnumSource.Mode.EXCLUDE)
+    void dequantisationEqualsGgml(GgmlType type) throws IOException {
+        byte[] blocks = resource(type + ".bin");
+        float[] ggml = floats(resource(type + ".f32"));
+        int cols = 256, rows = ggml.length / cols;
+        assertThat(blocks.length).isEqualTo(type.bytes(ggml.length));
+        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(blocks), rows, cols);
+        float[] ours = new float[ggml.length];
+        for (int r = 0; r < rows; r++) t.dequantizeRow(r, ours, r * cols);
+        // bit for bit: our decoders round as ggml's reference decoder does (multiply, then add or subtract)
+        assertThat(ours).as(type.toString()).containsExactly(ggml);
+        // and the fused dot product agrees with ggml's values
+        Random r = new Random(type.id);
+        float[] x = new float[cols];
+        for (int i = 0; i < cols; i++) x[i] = (float) r.nextGaussian();
+        for (int row = 0; row < rows; row++) {
+            double exact = 0, mag = 0;
+            for (int i = 0; i < cols; i++) {
+                exact += (double) ggml[row * cols + i] * x[i];
+                mag += Math.abs((double) ggml[row * cols + i] * x[i]);
+            }
+            assertThat((double) t.dot(row, x, 0)).as("%s row %d", type, row).isCloseTo(exact, org.assertj.core.api.Assertions.within(3e-6 * mag + 1e-30));
+        }
+    }
+
+    @Test
+    void q8_0QuantiserMakesGgmlsBytes() throws IOException {
+        float[] x = floats(resource("Q8_0.input.f32"));
+        assertThat(Quantizer.quantize(GgmlType.Q8_0, x)).containsExactly(resource("Q8_0.ggml.bin"));
+    }
+}

@@ -48,19 +48,31 @@ public final class Llama implements AutoCloseable {
 
     // activations: row t of a chunk at t * (width)
     private final float[] x, xb, xb2, q, k, v, hb, hb2, logits, headTmp;
-    // attention scratch: rotated keys of one layer's streams, scores and a rotated query per worker
+    // attention scratch: rotated keys of one layer's streams; one row of attention weights per
+    // (query head, token) unit of the block in progress, with its softmax max and 1/sum; a rotated
+    // query and four reduction lanes per worker
     private float[] rotKeys = new float[0];
-    private final float[][] scores;
+    private float[] att = new float[0];
+    private final float[] unitMax, unitInv;
     private final float[][] qrot;
+    private final float[][] lanes;
     private int scratchCap;
     private final int[] keyStart;
 
     // the phase in progress (fields, so that the phase bodies below are allocated once)
-    private int pLayer, pBatch;
+    private int pLayer, pBatch, pFrom, pBlock;
     private KvCache pCache;
+    private float[] pNorm;
+    // Every step runs as a phase body, even the small ones that stay on the calling thread: a
+    // body is called through parallel()'s megamorphic call, so C2 compiles it on its own instead
+    // of inlining it into forward(), whose inlining budget would then run out on Vector API calls
+    // (which, left out of line, box their vectors: an allocation per token)
+    private final LlamaWorkers.Body normPhase = this::normRange;
+    private final LlamaWorkers.Body finalNormPhase = this::finalNormRange;
     private final LlamaWorkers.Body qkvPhase = this::qkvRange;
     private final LlamaWorkers.Body ropePhase = this::ropeRange;
-    private final LlamaWorkers.Body attentionPhase = this::attentionRange;
+    private final LlamaWorkers.Body scoresPhase = this::scoresRange;
+    private final LlamaWorkers.Body valuesPhase = this::valuesRange;
     private final LlamaWorkers.Body outputProjPhase = this::outputProjRange;
     private final LlamaWorkers.Body ffnUpPhase = this::ffnUpRange;
     private final LlamaWorkers.Body ffnDownPhase = this::ffnDownRange;
@@ -102,10 +114,11 @@ public final class Llama implements AutoCloseable {
         hb2 = new float[maxBatch * hidden];
         logits = new float[vocab];
         headTmp = new float[hd];
-        scores = new float[threads][];
+        unitMax = new float[heads * maxBatch];
+        unitInv = new float[heads * maxBatch];
         qrot = new float[threads][hd];
+        lanes = new float[threads][4 * S.length()];
         keyStart = new int[kvHeads + 1];
-        for (int i = 0; i < threads; i++) scores[i] = new float[0];
     }
 
     /** Checks that every tensor has the shape the config implies; names the first one that does not. */
@@ -189,7 +202,8 @@ public final class Llama implements AutoCloseable {
         for (int l = 0; l < layers; l++) {
             pLayer = l;
             // attention block
-            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.attnNorm()[l], dim, c.normEps());
+            pNorm = w.attnNorm()[l];
+            parallel(n, normPhase, (long) n * dim);
             parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
             for (int t = 0; t < n; t++) {
                 if (!neox) {
@@ -202,20 +216,27 @@ public final class Llama implements AutoCloseable {
             prepareAttention(cache, l);
             parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
             long t1 = System.nanoTime();
-            parallel(heads * n, attentionPhase, (long) keyStart[kvHeads] * hd * 2 * group * n);
+            long work = (long) keyStart[kvHeads] * hd * group;
+            for (int from = 0; from < n; from += attentionBlock) {
+                pFrom = from;
+                pBlock = Math.min(attentionBlock, n - from);
+                parallel(heads * pBlock, scoresPhase, work * pBlock);
+                parallel(heads * pBlock, valuesPhase, work * pBlock);
+            }
             long t2 = System.nanoTime();
             ropeNanos += t1 - t0;
             attentionNanos += t2 - t0;
             parallel(dim, outputProjPhase, (long) dim * qDim * n);
             // feed-forward block
-            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.ffnNorm()[l], dim, c.normEps());
+            pNorm = w.ffnNorm()[l];
+            parallel(n, normPhase, (long) n * dim);
             parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
             parallel(dim, ffnDownPhase, (long) dim * hidden * n);
         }
         cache.advance(n);
         pCache = null;
         if (!wantLogits) return null;
-        rmsnorm(xb, 0, x, (n - 1) * dim, w.outputNorm(), dim, c.normEps());
+        parallel(1, finalNormPhase, dim);
         parallel(vocab, classifierPhase, (long) vocab * dim);
         return logits;
     }
@@ -232,6 +253,15 @@ public final class Llama implements AutoCloseable {
         else workers.run(n, body);
     }
 
+    /**
+     * Floats of attention weights held at once: a prefill chunk's attention runs in blocks of
+     * tokens whose rows (heads x tokens x stream capacity) fit, so that an unbounded cache's long
+     * context does not make the scratch chunk-size times larger (16 MB; a bounded cache's chunk
+     * fits in one block).
+     */
+    private static final int ATTENTION_SCRATCH = 1 << 22;
+    private int attentionBlock;
+
     /** Sizes the scratch for the layer's streams and lays out where each stream's rotated keys go. */
     private void prepareAttention(KvCache cache, int l) {
         int cap = 0;
@@ -246,13 +276,24 @@ public final class Llama implements AutoCloseable {
         if (cap > scratchCap) {
             int nc = cap;
             rotKeys = new float[kvHeads * nc * hd];
-            for (int i = 0; i < scores.length; i++) scores[i] = new float[nc];
             scratchCap = nc;
+            attentionBlock = (int) Math.max(1, Math.min(maxBatch, ATTENTION_SCRATCH / ((long) heads * nc)));
+            att = new float[heads * attentionBlock * nc];
         }
         if (cache.positionMode() == PositionMode.CACHE) rope.ensure(cap);
     }
 
     // ---- phases -------------------------------------------------------------------------------
+
+    /** RMSNorm of the chunk's rows [from, to) of x into xb, with the weights of the step in progress. */
+    private void normRange(int worker, int from, int to) {
+        for (int t = from; t < to; t++) rmsnorm(xb, t * dim, x, t * dim, pNorm, dim, c.normEps());
+    }
+
+    /** The final RMSNorm of the chunk's last token, into row 0 of xb. */
+    private void finalNormRange(int worker, int from, int to) {
+        rmsnorm(xb, 0, x, (pBatch - 1) * dim, w.outputNorm(), dim, c.normEps());
+    }
 
     /** q, k, v projections over the concatenated rows [q | k | v], plus qwen2's biases. */
     private void qkvRange(int worker, int from, int to) {
@@ -290,31 +331,53 @@ public final class Llama implements AutoCloseable {
         }
     }
 
-    /** One query row per unit (head-major): scores with the eq. 9 bias, softmax, weighted values. */
-    private void attentionRange(int worker, int from, int to) {
-        int n = pBatch;
+    /*
+     * Attention runs in two phases over the units (query head, token) of a block of the chunk,
+     * head-major: scores, then softmax and weighted values, each unit's weights kept in its own
+     * row of the scratch. Two phases rather than one body because C2 compiles each phase body as
+     * one unit with its kernels inlined, and the scores' and the softmax's Vector API code together
+     * exceed its inlining node budget: the calls left over were then made out of line with boxed
+     * vectors, which allocated on every token (SessionTest.decodingAllocatesNothing).
+     */
+
+    /** Phase 1: the unit's rotated query against the stream's rotated keys, scaled, plus eq. 9's bias; the row's max. */
+    private void scoresRange(int worker, int from, int to) {
+        int n = pBatch, nb = pBlock;
         boolean original = pCache.positionMode() == PositionMode.ORIGINAL;
         boolean modulated = pCache.modulated();
-        float[] sc = scores[worker], qr = qrot[worker];
+        float[] qr = qrot[worker], row = att;
         for (int u = from; u < to; u++) {
-            int h = u / n, t = u % n, kvh = h / group;
+            int h = u / nb, t = pFrom + u % nb, kvh = h / group;
             KvStream s = pCache.stream(pLayer, kvh);
             // every token of the chunk is already in the stream; token t sees up to itself
             int count = s.size() - (n - 1 - t);
             int self = count - 1;
             rope.rotate(q, t * qDim + h * hd, qr, 0, original ? (int) s.positions()[self] : self);
-            int base = kvh * scratchCap * hd;
-            scores(qr, rotKeys, base, count, sc);
+            int o = u * scratchCap;
+            scores(qr, rotKeys, kvh * scratchCap * hd, count, row, o, lanes[worker]);
             float max = Float.NEGATIVE_INFINITY;
             float[] bias = s.logitBias();
             for (int i = 0; i < count; i++) {
-                float z = sc[i] * attnScale;
+                float z = row[o + i] * attnScale;
                 if (modulated) z += bias[i];
-                sc[i] = z;
+                row[o + i] = z;
                 if (z > max) max = z;
             }
-            float inv = 1f / expInPlace(sc, count, max);
-            weightedValues(sc, count, inv, s.values(), xb2, t * qDim + h * hd);
+            unitMax[u] = max;
+        }
+    }
+
+    /** Phase 2: the unit's softmax (its row becomes exp(z - max), 1/sum kept) and its weighted values. */
+    private void valuesRange(int worker, int from, int to) {
+        int n = pBatch, nb = pBlock;
+        for (int u = from; u < to; u++) {
+            int h = u / nb, t = pFrom + u % nb, kvh = h / group;
+            KvStream s = pCache.stream(pLayer, kvh);
+            int count = s.size() - (n - 1 - t);
+            int o = u * scratchCap;
+            float inv = 1f / expInPlace(att, o, count, unitMax[u], lanes[worker]);
+            unitInv[u] = inv;
+            weightedValues(att, o, count, inv, s.values(), xb2, t * qDim + h * hd);
         }
     }
 
@@ -323,7 +386,7 @@ public final class Llama implements AutoCloseable {
      * accumulator, so that the four FMA chains and lane reductions overlap instead of one key's
      * reduction waiting for its last FMA.
      */
-    private void scores(float[] q, float[] keys, int base, int count, float[] sc) {
+    private void scores(float[] q, float[] keys, int base, int count, float[] sc, int so, float[] lanes) {
         int L = S.length(), i = 0;
         if (hd % L == 0) {
             for (; i + 4 <= count; i += 4) {
@@ -336,34 +399,41 @@ public final class Llama implements AutoCloseable {
                     a2 = FloatVector.fromArray(S, keys, b + 2 * hd + d).fma(qv, a2);
                     a3 = FloatVector.fromArray(S, keys, b + 3 * hd + d).fma(qv, a3);
                 }
-                sc[i] = Simd.sum(a0);
-                sc[i + 1] = Simd.sum(a1);
-                sc[i + 2] = Simd.sum(a2);
-                sc[i + 3] = Simd.sum(a3);
+                // Simd.sum's scalar twin (same bits): a vector passed to a call C2 declines to
+                // inline is boxed
+                a0.intoArray(lanes, 0);
+                a1.intoArray(lanes, L);
+                a2.intoArray(lanes, 2 * L);
+                a3.intoArray(lanes, 3 * L);
+                sc[so + i] = Simd.sum(lanes, 0);
+                sc[so + i + 1] = Simd.sum(lanes, L);
+                sc[so + i + 2] = Simd.sum(lanes, 2 * L);
+                sc[so + i + 3] = Simd.sum(lanes, 3 * L);
             }
         }
-        for (; i < count; i++) sc[i] = Simd.dot(q, 0, keys, base + i * hd, hd);
+        for (; i < count; i++) sc[so + i] = Simd.dot(q, 0, keys, base + i * hd, hd);
     }
 
     /**
-     * sc[i] = exp(sc[i] - max) for i < count, vectorised with {@link Simd#exp} (not the Vector
-     * API's EXP, whose bits differ between interpreter and C2); returns the sum.
+     * sc[so + i] = exp(sc[so + i] - max) for i < count, vectorised with {@link Simd#exp} (not the
+     * Vector API's EXP, whose bits differ between interpreter and C2); returns the sum.
      */
-    private static float expInPlace(float[] sc, int count, float max) {
+    private static float expInPlace(float[] sc, int so, int count, float max, float[] lanes) {
         int i = 0;
         float sum = 0;
         if (count >= S.length()) {
             FloatVector acc = FloatVector.zero(S);
             for (int up = S.loopBound(count); i < up; i += S.length()) {
-                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, i).sub(max));
-                e.intoArray(sc, i);
+                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, so + i).sub(max));
+                e.intoArray(sc, so + i);
                 acc = acc.add(e);
             }
-            sum = Simd.sum(acc);
+            acc.intoArray(lanes, 0);
+            sum = Simd.sum(lanes, 0);
         }
         for (; i < count; i++) {
-            float e = (float) Math.exp(sc[i] - max);
-            sc[i] = e;
+            float e = (float) Math.exp(sc[so + i] - max);
+            sc[so + i] = e;
             sum += e;
         }
         return sum;
@@ -374,12 +444,12 @@ public final class Llama implements AutoCloseable {
      * (four vectors at a time) while the entries stream by, instead of a load and store of the
      * output per entry.
      */
-    private void weightedValues(float[] p, int count, float scale, float[] vals, float[] out, int o) {
+    private void weightedValues(float[] p, int po, int count, float scale, float[] vals, float[] out, int o) {
         int L = S.length(), d = 0;
         for (; d + 4 * L <= hd; d += 4 * L) {
             FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0, r = d; i < count; i++, r += hd) {
-                FloatVector pi = FloatVector.broadcast(S, p[i]);
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]);
                 a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
                 a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
                 a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
@@ -392,12 +462,12 @@ public final class Llama implements AutoCloseable {
         }
         for (; d + L <= hd; d += L) {
             FloatVector a0 = FloatVector.zero(S);
-            for (int i = 0, r = d; i < count; i++, r += hd) a0 = FloatVector.fromArray(S, vals, r).fma(FloatVector.broadcast(S, p[i]), a0);
+            for (int i = 0, r = d; i < count; i++, r += hd) a0 = FloatVector.fromArray(S, vals, r).fma(FloatVector.broadcast(S, p[po + i]), a0);
             a0.mul(scale).intoArray(out, o + d);
         }
         for (; d < hd; d++) {
             float a = 0;
-            for (int i = 0, r = d; i < count; i++, r += hd) a += p[i] * vals[r];
+            for (int i = 0, r = d; i < count; i++, r += hd) a += p[po + i] * vals[r];
             out[o + d] = a * scale;
         }
     }

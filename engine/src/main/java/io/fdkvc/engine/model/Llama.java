@@ -208,6 +208,9 @@ public final class Llama implements AutoCloseable {
     /** The part of {@link #attentionNanos()} spent rotating keys to their positions (new keys, and moved ones after an eviction). */
     public long ropeNanos() { return ropeNanos; }
 
+    /** Bytes of the RoPE tables (bounded by the slots and chunk positions in use, see {@link LlamaRope}). */
+    public long ropeTableBytes() { return rope.bytes(); }
+
     /**
      * Where warnings go (once per conversation: positions past the trained context). By default
      * to the {@code io.fdkvc.engine} {@link System.Logger} at WARNING; the CLI prints them on stderr.

@@ -89,7 +89,10 @@ public final class EngineOptions {
         validate();
         int t = threads();
         Parallel.setThreads(t);
-        return new Llama(m.config(), m.weights(), batch, t);
+        Llama llama = new Llama(m.config(), m.weights(), batch, t);
+        // once per conversation, e.g. --positions original past the trained context
+        llama.onWarning(message -> System.err.println("fdkvc: warning: " + message));
+        return llama;
     }
 
     public KvCache newCache(Llama llama, PolicySpec spec) {

@@ -29,6 +29,24 @@ public interface Policy {
         return false;
     }
 
+    /**
+     * Whether {@link #endTurn} reads the turn's attention over the stream (H2O, TOVA, SnapKV,
+     * FD-KVC's cumulative channel). A caller that computes attention anyway (a model's forward
+     * pass) then gathers it as it goes and supplies it as {@link Turn#observed()}.
+     */
+    default boolean readsAttention() {
+        return false;
+    }
+
+    /**
+     * How many of the turn's last query rows this policy reads the attention of, summed, from
+     * {@link ObservedAttention#recent()} (TOVA: 1, SnapKV: its window); 0 when it reads only the
+     * sum over all rows.
+     */
+    default int recentAttentionRows() {
+        return 0;
+    }
+
     /** Updates scores, evicts and inserts the turn's entries. See the class comment. */
     void endTurn(KvStream stream, Turn turn);
 

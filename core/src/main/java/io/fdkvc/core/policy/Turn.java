@@ -15,6 +15,7 @@ public final class Turn {
     private int rows;
     private final float[] meanQuery;
     private final float[] queryEmbedding;
+    private ObservedAttention observed;
 
     public Turn(int dim, int embeddingDim) {
         if (dim < 1) throw new IllegalArgumentException("dim must be >= 1");
@@ -60,4 +61,14 @@ public final class Turn {
     public float[] queries() { return queries; }
     public float[] meanQuery() { return meanQuery; }
     public float[] queryEmbedding() { return queryEmbedding; }
+
+    /**
+     * The attention the model computed during this turn, when the caller runs one (the engine),
+     * else null (the trace, the simulations): policies then compute attention from the query rows
+     * as the spec defines it.
+     */
+    public ObservedAttention observed() { return observed; }
+
+    /** Attaches (or, with null, removes) the observed attention; the caller fills it before each {@code endTurn}. */
+    public void setObserved(ObservedAttention observed) { this.observed = observed; }
 }

@@ -1,6 +1,8 @@
 package io.fdkvc.engine.cache;
 
 import io.fdkvc.core.cache.KvStream;
+import io.fdkvc.core.cache.LongList;
+import io.fdkvc.core.policy.ObservedAttention;
 import io.fdkvc.core.policy.Policy;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.core.policy.Turn;
@@ -8,16 +10,27 @@ import io.fdkvc.engine.tensor.Parallel;
 
 /**
  * The KV cache of one conversation: one {@link KvStream} per (layer, KV head), each driven by its
- * own {@link Policy} instance (policies keep per-stream state). Keys and values live only in the
- * streams.
+ * own {@link Policy} instance (policies keep per-stream state).
  *
- * <p>What is stored: each entry's key <em>before</em> the rotary embedding (its embedding for the
- * policy's similarity is the key itself, as the spec's default says, so no second copy is held),
- * and its value. The forward pass rotates keys when it attends to them, at the entry's true
- * position or at its slot index ({@link PositionMode}). Keys and queries of the llama
- * (interleaved-pair) layout are stored with each head's pairs de-interleaved into halves; this is
- * one fixed permutation of the head's coordinates, so every dot product, norm and cosine a policy
- * computes is unchanged, and RoPE becomes a shuffle-free vector operation.
+ * <p>What is stored: each entry's key <em>before</em> the rotary embedding in the stream (its
+ * embedding for the policy's similarity is the key itself, as the spec's default says), its
+ * value, and, beside the stream, the same key <em>rotated</em> to the position attention gives it
+ * ({@link PositionMode}: its true position, or its slot index). The forward pass rotates a key
+ * once, when it enters ({@link #rotatedValid}); an update that evicts moves the survivors: with
+ * {@code original} positions their rotated rows move with them ({@link #endTurn}), with
+ * {@code cache} positions every entry after the first gap has a new slot and is rotated again,
+ * from its pre-RoPE key, at the next forward pass (so the rotation is never composed and carries no
+ * drift). The rotated copy costs one more key array per stream (a third more than keys and values).
+ * Keys and queries of the llama (interleaved-pair) layout are stored with each head's pairs
+ * de-interleaved into halves; this is one fixed permutation of the head's coordinates, so every
+ * dot product, norm and cosine a policy computes is unchanged, and RoPE becomes a shuffle-free
+ * vector operation.
+ *
+ * <p>Observed attention: when the policy reads attention ({@link Policy#readsAttention()}), the
+ * forward pass hands each query row's weights, averaged over the KV head's group, to
+ * {@link #observe}; they are summed per entry (and the last rows kept for
+ * {@link Policy#recentAttentionRows()}) and given to the policy as the turn's
+ * {@link Turn#observed()}.
  *
  * <p>Turn lifecycle: the forward pass {@link #append appends} every token of the turn in progress
  * to all streams, together with the turn's query row for each stream (the mean over the KV head's
@@ -37,6 +50,19 @@ public final class KvCache {
     private final boolean modulated;
     private final boolean unbounded;
     private final Parallel.RangeBody updateBody = this::updateRange;
+
+    // keys rotated to their attention positions, per stream; rows [0, rotatedValid) are current
+    private final float[][] rotated;
+    private final int[] rotatedValid;
+    private final long[][] positionsBefore; // original positions: where each rotated row came from
+    // observed attention, per stream (null when the policy reads none): sums over the turn's
+    // rows, and a ring of the last `recentRows` rows with their lengths
+    private final boolean observing;
+    private final int recentRows;
+    private final ObservedAttention[] observed;
+    private final float[][] ring;
+    private final int[][] ringCount;
+    private boolean pastContextWarned;
 
     private int pending;       // tokens appended since the last update
     private long nextPosition; // true position of the next token
@@ -72,18 +98,39 @@ public final class KvCache {
         turns = new Turn[n];
         turnQueries = new float[n][maxTurnTokens * headDim];
         evictedPerStream = new long[n];
-        boolean mod = false, unb = false;
+        rotated = new float[n][];
+        rotatedValid = new int[n];
+        positionsBefore = positions == PositionMode.ORIGINAL ? new long[n][] : null;
+        boolean mod = false, unb = false, obs = false;
+        int recent = 0;
         for (int i = 0; i < n; i++) {
             policies[i] = spec.newPolicy();
             unb = policies[i].unbounded();
             mod |= policies[i].modulatesAttention();
+            obs |= policies[i].readsAttention();
+            recent = Math.max(recent, policies[i].recentAttentionRows());
             // full starts with one turn of room and doubles as it needs; the others never grow
             int capacity = unb ? maxTurnTokens : Math.addExact(spec.budget(), maxTurnTokens);
             streams[i] = new KvStream(headDim, headDim, 0, capacity, unb);
             turns[i] = new Turn(headDim, headDim);
+            rotated[i] = new float[capacity * headDim];
+            if (positionsBefore != null) positionsBefore[i] = new long[capacity];
         }
         modulated = mod;
         unbounded = unb;
+        observing = obs;
+        // more recent rows than a turn has are never needed
+        recentRows = Math.min(recent, maxTurnTokens);
+        observed = new ObservedAttention[obs ? n : 0];
+        ring = new float[obs ? n : 0][];
+        ringCount = new int[obs ? n : 0][];
+        for (int i = 0; i < observed.length; i++) {
+            int capacity = streams[i].capacity();
+            observed[i] = new ObservedAttention(capacity);
+            ring[i] = new float[recentRows * capacity];
+            ringCount[i] = new int[recentRows];
+            turns[i].setObserved(observed[i]);
+        }
     }
 
     public int layers() { return layers; }
@@ -97,6 +144,8 @@ public final class KvCache {
     public boolean modulated() { return modulated; }
     /** Whether the streams grow without bound (the full policy). */
     public boolean unbounded() { return unbounded; }
+    /** Whether the policy reads attention, so that the forward pass must {@link #observe} it. */
+    public boolean observing() { return observing; }
     /** Tokens appended since the last policy update. */
     public int pending() { return pending; }
     /** Tokens that may still be appended before the policy must run. */
@@ -113,6 +162,62 @@ public final class KvCache {
     public Policy policy(int layer, int kvHead) {
         return policies[layer * kvHeads + kvHead];
     }
+
+    /**
+     * The stream's keys rotated to their attention positions, row i at {@code i * headDim} for
+     * i below {@link #rotatedValid}; rows from there to the stream's size are the forward pass's
+     * to write ({@link #markRotated}). Grows with an unbounded stream.
+     */
+    public float[] rotatedKeys(int layer, int kvHead) {
+        int s = layer * kvHeads + kvHead;
+        int need = streams[s].capacity() * headDim;
+        if (rotated[s].length < need) rotated[s] = java.util.Arrays.copyOf(rotated[s], need);
+        return rotated[s];
+    }
+
+    /** Leading entries of the stream whose rotated key is current. */
+    public int rotatedValid(int layer, int kvHead) {
+        return rotatedValid[layer * kvHeads + kvHead];
+    }
+
+    /** Declares every entry of the stream rotated (the forward pass has written rows up to its size). */
+    public void markRotated(int layer, int kvHead) {
+        int s = layer * kvHeads + kvHead;
+        rotatedValid[s] = streams[s].size();
+    }
+
+    /**
+     * Adds one query row's attention (token {@code t} of the chunk in progress, its weights over
+     * the stream's first {@code count} entries averaged over the KV head's group) to the turn's
+     * observed attention. Rows of one stream must come in token order.
+     */
+    public void observe(int layer, int kvHead, int t, float[] weights, int count) {
+        int s = layer * kvHeads + kvHead;
+        ObservedAttention o = observed[s];
+        o.ensure(count);
+        float[] sum = o.sum();
+        for (int i = 0; i < count; i++) sum[i] += weights[i];
+        if (recentRows > 0) {
+            int stride = ring[s].length / recentRows;
+            if (stride < count) {
+                // an unbounded stream grew: keep the rows at a new stride
+                int ns = Math.max(count, 2 * stride);
+                float[] g = new float[recentRows * ns];
+                for (int r = 0; r < recentRows; r++) System.arraycopy(ring[s], r * stride, g, r * ns, ringCount[s][r]);
+                ring[s] = g;
+                stride = ns;
+            }
+            int slot = (pending + t) % recentRows;
+            System.arraycopy(weights, 0, ring[s], slot * stride, count);
+            ringCount[s][slot] = count;
+        }
+    }
+
+    /** Whether the once-per-conversation warning about positions past the trained context was given. */
+    public boolean pastContextWarned() { return pastContextWarned; }
+
+    /** Records that the warning was given. */
+    public void markPastContextWarned() { pastContextWarned = true; }
 
     /**
      * Appends token {@code t} of the chunk in progress to the streams of {@code layer}: key and
@@ -166,10 +271,78 @@ public final class KvCache {
 
     private void updateRange(int from, int to) {
         for (int s = from; s < to; s++) {
+            KvStream st = streams[s];
+            int sizeBefore = st.size();
             turns[s].set(turnQueries[s], pending, null);
-            policies[s].endTurn(streams[s], turns[s]);
-            evictedPerStream[s] = streams[s].evicted().size();
+            if (observing) finishObservation(s, sizeBefore);
+            if (positionsBefore != null) {
+                if (positionsBefore[s].length < sizeBefore) positionsBefore[s] = new long[st.capacity()];
+                System.arraycopy(st.positions(), 0, positionsBefore[s], 0, sizeBefore);
+            }
+            policies[s].endTurn(st, turns[s]);
+            evictedPerStream[s] = st.evicted().size();
+            if (evictedPerStream[s] > 0) moveRotated(s, sizeBefore);
+            if (observing) clearObservation(s, sizeBefore);
         }
+    }
+
+    /** The recent rows' sum from the ring, and the observation's extent, before the policy reads it. */
+    private void finishObservation(int s, int entries) {
+        ObservedAttention o = observed[s];
+        o.ensure(entries);
+        int rows = pending, recent = Math.min(recentRows, rows);
+        float[] r = o.recent();
+        java.util.Arrays.fill(r, 0, entries, 0f);
+        if (recent > 0) {
+            int cap = ring[s].length / recentRows;
+            // the last `recent` rows, oldest first, so that the sum's order is fixed
+            for (int k = rows - recent; k < rows; k++) {
+                int slot = k % recentRows, off = slot * cap, count = ringCount[s][slot];
+                float[] g = ring[s];
+                for (int i = 0; i < count; i++) r[i] += g[off + i];
+            }
+        }
+        o.set(entries, rows, recent);
+    }
+
+    private void clearObservation(int s, int entries) {
+        java.util.Arrays.fill(observed[s].sum(), 0, entries, 0f);
+        java.util.Arrays.fill(ringCount[s], 0);
+    }
+
+    /**
+     * After an update that evicted: with original positions, each survivor's rotated row moves to
+     * its new index (its angle does not change); with cache positions, every survivor after the
+     * first evicted entry has a new slot, so its row must be rotated again.
+     */
+    private void moveRotated(int s, int sizeBefore) {
+        KvStream st = streams[s];
+        long[] pos = st.positions();
+        int size = st.size();
+        if (positionsBefore == null) {
+            LongList ev = st.evicted();
+            long first = Long.MAX_VALUE;
+            for (int i = 0; i < ev.size(); i++) first = Math.min(first, ev.get(i));
+            // survivors before the first evicted position keep their slots
+            int lo = 0, hi = size;
+            while (lo < hi) {
+                int mid = (lo + hi) >>> 1;
+                if (pos[mid] < first) lo = mid + 1;
+                else hi = mid;
+            }
+            rotatedValid[s] = Math.min(rotatedValid[s], lo);
+            return;
+        }
+        long[] before = positionsBefore[s];
+        float[] rot = rotated[s];
+        int valid = Math.min(rotatedValid[s], sizeBefore), kept = 0;
+        for (int i = 0, j = 0; i < size; i++) {
+            while (before[j] != pos[i]) j++;
+            if (j >= valid) break;
+            if (j != i) System.arraycopy(rot, j * headDim, rot, i * headDim, headDim);
+            kept = i + 1;
+        }
+        rotatedValid[s] = kept;
     }
 
     /** Entries held by the largest stream. */
@@ -186,11 +359,18 @@ public final class KvCache {
         return m;
     }
 
-    /** Bytes held by the streams' arrays (their capacity, what the JVM really holds). */
+    /**
+     * Bytes held by the cache (capacity, what the JVM really holds): the streams, the rotated
+     * keys, the turn's query rows and the observed attention.
+     */
     public long bytes() {
         long b = 0;
         for (KvStream s : streams) b += s.bytes();
         for (float[] q : turnQueries) b += 4L * q.length;
+        for (float[] r : rotated) b += 4L * r.length;
+        if (positionsBefore != null) for (long[] p : positionsBefore) b += 8L * p.length;
+        for (ObservedAttention o : observed) b += o.bytes();
+        for (float[] r : ring) b += 4L * r.length;
         return b;
     }
 
@@ -199,7 +379,13 @@ public final class KvCache {
         for (int i = 0; i < streams.length; i++) {
             streams[i].clear();
             policies[i] = spec.newPolicy();
+            rotatedValid[i] = 0;
+            if (observing) {
+                java.util.Arrays.fill(observed[i].sum(), 0f);
+                java.util.Arrays.fill(ringCount[i], 0);
+            }
         }
+        pastContextWarned = false;
         pending = 0;
         nextPosition = 0;
         updates = 0;

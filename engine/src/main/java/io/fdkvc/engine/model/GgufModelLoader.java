@@ -9,10 +9,12 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 
 /**
- * Reads a Llama-family model (GGUF architectures {@code llama} and {@code qwen2}) from a GGUF
- * file: hyper-parameters from {@code {arch}.*} metadata, weights as views of the mapped file,
- * the tokenizer from {@code tokenizer.*}. Every tensor's presence and shape is checked against the
- * config, so a file that loads can be run. The returned model owns the mapping; close it.
+ * Reads a Llama-family model (the GGUF architectures of {@link Architecture#ALL}: llama, qwen2,
+ * qwen3) from a GGUF file: hyper-parameters from {@code {arch}.*} metadata, weights as views of the
+ * mapped file, the tokenizer from {@code tokenizer.*}. What differs between architectures (biases,
+ * q/k norms, RoPE layout) comes from the file's {@link Architecture}; any other architecture is
+ * refused by name. Every tensor's presence and shape is checked against the config, so a file that
+ * loads can be run. The returned model owns the mapping; close it.
  */
 public final class GgufModelLoader {
     private GgufModelLoader() {}
@@ -43,6 +45,7 @@ public final class GgufModelLoader {
     private static final class Reader {
         private final GgufFile f;
         private String arch;
+        private Architecture architecture;
         private boolean tied;
 
         Reader(GgufFile f) {
@@ -80,11 +83,13 @@ public final class GgufModelLoader {
         LlamaConfig config() {
             arch = f.get("general.architecture", String.class);
             if (arch == null) throw fail("missing metadata 'general.architecture'");
-            boolean neox = switch (arch) {
-                case "llama" -> false;
-                case "qwen2" -> true;
-                default -> throw fail("unsupported architecture '" + arch + "' (this engine reads llama and qwen2)");
-            };
+            try {
+                architecture = Architecture.forName(arch);
+            } catch (ModelFormatException e) {
+                throw fail(e.getMessage());
+            }
+            boolean neox = architecture.ropeNeox();
+            // every key below is the architecture's: {arch}.embedding_length and so on
             int dim = positiveInt(arch + ".embedding_length", -1);
             int hidden = positiveInt(arch + ".feed_forward_length", -1);
             int layers = positiveInt(arch + ".block_count", -1);
@@ -204,9 +209,18 @@ public final class GgufModelLoader {
             float[][] attnNorm = new float[L][], ffnNorm = new float[L][];
             FloatTensor[] wq = new FloatTensor[L], wk = new FloatTensor[L], wv = new FloatTensor[L], wo = new FloatTensor[L];
             FloatTensor[] gate = new FloatTensor[L], down = new FloatTensor[L], up = new FloatTensor[L];
-            // qwen2 always has q/k/v biases; for llama they are optional, all or none
-            boolean biases = arch.equals("qwen2") || f.hasTensor("blk.0.attn_q.bias");
+            Architecture a = architecture;
+            boolean biases = switch (a.qkvBiases()) {
+                case NONE -> false;
+                case REQUIRED -> true;
+                case OPTIONAL -> f.hasTensor(Architecture.layerTensor(0, "attn_q.bias"));
+            };
+            if (!biases && f.hasTensor(Architecture.layerTensor(0, "attn_q.bias")))
+                throw fail("architecture '" + arch + "' has no q/k/v biases, but the file has tensor 'blk.0.attn_q.bias'");
+            if (!a.qkNorm() && f.hasTensor(Architecture.layerTensor(0, "attn_q_norm.weight")))
+                throw fail("architecture '" + arch + "' has no q/k norm, but the file has tensor 'blk.0.attn_q_norm.weight'");
             float[][] bq = biases ? new float[L][] : null, bk = biases ? new float[L][] : null, bv = biases ? new float[L][] : null;
+            float[][] qn = a.qkNorm() ? new float[L][] : null, kn = a.qkNorm() ? new float[L][] : null;
             for (int i = 0; i < L; i++) {
                 String p = "blk." + i + ".";
                 attnNorm[i] = vector(p + "attn_norm.weight", dim);
@@ -219,6 +233,10 @@ public final class GgufModelLoader {
                     bk[i] = vector(p + "attn_k.bias", kvDim);
                     bv[i] = vector(p + "attn_v.bias", kvDim);
                 }
+                if (a.qkNorm()) {
+                    qn[i] = vector(p + "attn_q_norm.weight", c.headDim());
+                    kn[i] = vector(p + "attn_k_norm.weight", c.headDim());
+                }
                 ffnNorm[i] = vector(p + "ffn_norm.weight", dim);
                 gate[i] = matrix(p + "ffn_gate.weight", hid, dim);
                 down[i] = matrix(p + "ffn_down.weight", dim, hid);
@@ -226,7 +244,7 @@ public final class GgufModelLoader {
             }
             float[] outNorm = vector("output_norm.weight", dim);
             FloatTensor out = tied ? emb : matrix("output.weight", c.vocabSize(), dim);
-            return new LlamaWeights(emb, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, gate, down, up, outNorm, out);
+            return new LlamaWeights(emb, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, gate, down, up, outNorm, out, qn, kn);
         }
 
         Vocabulary vocabulary(int vocabSize) {

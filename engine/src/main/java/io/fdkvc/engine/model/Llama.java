@@ -7,25 +7,39 @@ import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.tensor.FloatTensor;
 import io.fdkvc.engine.tensor.Simd;
+import java.util.function.Consumer;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The forward pass of a Llama-family model (llama, qwen2) over a bounded, policy-driven KV cache.
+ * The forward pass of a Llama-family model ({@link Architecture}: llama, qwen2, qwen3) over a
+ * bounded, policy-driven KV cache.
  *
  * <p>One call processes a chunk of consecutive tokens as a matrix (batched prefill: each weight
- * row is read once per chunk), or a single token (decode). Per layer: RMSNorm, the q/k/v
- * projections (qwen2 adds biases), the tokens' keys and values appended to the layer's streams
- * together with the turn's query rows (pre-RoPE, see {@link KvCache}), grouped-query attention
- * over each stream with RoPE applied at attention time and the policy's eq. 9 logit bias added,
- * the output projection, RMSNorm and the SwiGLU feed-forward, each with its residual. The final
- * RMSNorm and the classifier run on the chunk's last token only.
+ * row is read once per chunk), or a single token (decode). Per layer, top to bottom:
+ * <ol>
+ *   <li>RMSNorm, the q/k/v projections (qwen2 adds biases), qwen3's per-head RMSNorm of q and k;
+ *   <li>the tokens' keys and values appended to the layer's streams with the turn's query rows
+ *       (pre-RoPE, see {@link KvCache}), and each key not yet rotated rotated once into the
+ *       cache's rotated copy (new keys; with {@code --positions cache}, the survivors of an
+ *       eviction, which have new slots);
+ *   <li>grouped-query attention over each stream: the rotated query against the rotated keys,
+ *       plus the policy's eq. 9 logit bias, softmax, weighted values; when the policy reads
+ *       attention, each row's weights averaged over the KV group go to the cache
+ *       ({@link KvCache#observe});
+ *   <li>the output projection, RMSNorm and the SwiGLU feed-forward, each with its residual.
+ * </ol>
+ * The final RMSNorm and the classifier run on the chunk's last token only.
  *
  * <p>Every buffer is allocated at construction (sized for {@code maxBatch} tokens), except the
  * attention scratch, which follows the largest stream capacity and therefore grows only when the
  * unbounded {@code full} cache grows. A token's forward pass allocates nothing. Work is split over
  * a fixed team of threads ({@link LlamaWorkers}); matrix products split by rows, attention by
  * (head, token).
+ *
+ * <p>Positions past the model's trained context ({@code --positions original} in a long
+ * conversation, or a cache holding more entries than the context) are warned about once per
+ * conversation, through {@link #onWarning}.
  *
  * <p>Not thread-safe: one conversation at a time per instance.
  */
@@ -41,26 +55,44 @@ public final class Llama implements AutoCloseable {
     private final LlamaConfig c;
     private final LlamaWeights w;
     private final int dim, hd, heads, kvHeads, group, qDim, kvDim, hidden, vocab, layers, maxBatch;
-    private final boolean neox;
+    private final boolean neox, qkNorm;
     private final float attnScale;
     private final LlamaRope rope;
     private final LlamaWorkers workers;
 
     // activations: row t of a chunk at t * (width)
     private final float[] x, xb, xb2, q, k, v, hb, hb2, logits, headTmp;
-    // attention scratch: rotated keys of one layer's streams, scores and a rotated query per worker
-    private float[] rotKeys = new float[0];
-    private final float[][] scores;
+    // attention scratch: one row of attention weights per (query head, token) unit of the block
+    // in progress, with its softmax max and 1/sum; per worker a rotated query, four reduction
+    // lanes, a group-mean row of weights (observation) and a RoPE scratch
+    private float[] att = new float[0];
+    private final float[] unitMax, unitInv;
     private final float[][] qrot;
+    private final float[][] lanes;
+    private float[][] groupRow;
+    private final float[][] ropeScratch;
     private int scratchCap;
-    private final int[] keyStart;
+    // keys to rotate in the layer in progress: stream h's entries [rotFrom[h], size), at
+    // keyStart[h] .. keyStart[h+1] of the concatenated range
+    private final int[] keyStart, rotFrom;
+    private Consumer<String> warnings = Llama::logWarning;
 
     // the phase in progress (fields, so that the phase bodies below are allocated once)
-    private int pLayer, pBatch;
+    private int pLayer, pBatch, pFrom, pBlock;
     private KvCache pCache;
+    private float[] pNorm;
+    // Every step runs as a phase body, even the small ones that stay on the calling thread: a
+    // body is called through parallel()'s megamorphic call, so C2 compiles it on its own instead
+    // of inlining it into forward(), whose inlining budget would then run out on Vector API calls
+    // (which, left out of line, box their vectors: an allocation per token)
+    private final LlamaWorkers.Body normPhase = this::normRange;
+    private final LlamaWorkers.Body finalNormPhase = this::finalNormRange;
     private final LlamaWorkers.Body qkvPhase = this::qkvRange;
     private final LlamaWorkers.Body ropePhase = this::ropeRange;
-    private final LlamaWorkers.Body attentionPhase = this::attentionRange;
+    private final LlamaWorkers.Body qkNormPhase = this::qkNormRange;
+    private final LlamaWorkers.Body scoresPhase = this::scoresRange;
+    private final LlamaWorkers.Body valuesPhase = this::valuesRange;
+    private final LlamaWorkers.Body observePhase = this::observeRange;
     private final LlamaWorkers.Body outputProjPhase = this::outputProjRange;
     private final LlamaWorkers.Body ffnUpPhase = this::ffnUpRange;
     private final LlamaWorkers.Body ffnDownPhase = this::ffnDownRange;
@@ -89,8 +121,10 @@ public final class Llama implements AutoCloseable {
         layers = c.layers();
         this.maxBatch = maxBatch;
         neox = c.ropeNeox();
+        qkNorm = c.arch().qkNorm();
         attnScale = (float) (1.0 / Math.sqrt(hd));
-        rope = new LlamaRope(c, Math.max(c.contextLength(), 16));
+        // no table for the declared context: slots as the cache needs them, chunk positions per chunk
+        rope = new LlamaRope(c, maxBatch);
         workers = new LlamaWorkers(threads);
         x = new float[maxBatch * dim];
         xb = new float[maxBatch * Math.max(dim, qDim)];
@@ -102,10 +136,14 @@ public final class Llama implements AutoCloseable {
         hb2 = new float[maxBatch * hidden];
         logits = new float[vocab];
         headTmp = new float[hd];
-        scores = new float[threads][];
+        unitMax = new float[heads * maxBatch];
+        unitInv = new float[heads * maxBatch];
         qrot = new float[threads][hd];
+        lanes = new float[threads][4 * S.length()];
+        groupRow = new float[threads][0];
+        ropeScratch = new float[threads][hd];
         keyStart = new int[kvHeads + 1];
-        for (int i = 0; i < threads; i++) scores[i] = new float[0];
+        rotFrom = new int[kvHeads];
     }
 
     /** Checks that every tensor has the shape the config implies; names the first one that does not. */
@@ -135,7 +173,16 @@ public final class Llama implements AutoCloseable {
             if (w.bq() != null) length("layer " + l + " q bias", w.bq()[l], qd);
             if (w.bk() != null) length("layer " + l + " k bias", w.bk()[l], kd);
             if (w.bv() != null) length("layer " + l + " v bias", w.bv()[l], kd);
+            if (c.arch().qkNorm()) {
+                length("layer " + l + " q norm", w.qNorm() == null ? null : w.qNorm()[l], c.headDim());
+                length("layer " + l + " k norm", w.kNorm() == null ? null : w.kNorm()[l], c.headDim());
+            }
         }
+        if (!c.arch().qkNorm() && (w.qNorm() != null || w.kNorm() != null))
+            throw new ModelFormatException("architecture '" + c.architecture() + "' has no q/k norm, but the weights have one");
+        if (c.arch().ropeNeox() != c.ropeNeox())
+            throw new ModelFormatException("model config: RoPE layout " + (c.ropeNeox() ? "NEOX" : "interleaved")
+                    + " disagrees with architecture '" + c.architecture() + "'");
     }
 
     private static void shape(String what, FloatTensor t, int rows, int cols) {
@@ -158,8 +205,48 @@ public final class Llama implements AutoCloseable {
     public float[] logits() { return logits; }
     /** Time spent in attention (key rotation, scores, softmax, values) since construction. */
     public long attentionNanos() { return attentionNanos; }
-    /** The part of {@link #attentionNanos()} spent rotating cached keys to their positions. */
+    /** The part of {@link #attentionNanos()} spent rotating keys to their positions (new keys, and moved ones after an eviction). */
     public long ropeNanos() { return ropeNanos; }
+
+    /** Bytes of the RoPE tables (bounded by the slots and chunk positions in use, see {@link LlamaRope}). */
+    public long ropeTableBytes() { return rope.bytes(); }
+
+    /**
+     * Where warnings go (once per conversation: positions past the trained context). By default
+     * to the {@code io.fdkvc.engine} {@link System.Logger} at WARNING; the CLI prints them on stderr.
+     */
+    public void onWarning(Consumer<String> sink) {
+        this.warnings = java.util.Objects.requireNonNull(sink, "sink");
+    }
+
+    private static void logWarning(String message) {
+        System.getLogger("io.fdkvc.engine").log(System.Logger.Level.WARNING, message);
+    }
+
+    /**
+     * Warns, once per conversation, when this chunk gives some key or query a RoPE position at
+     * or past the trained context: the model then sees distances it was never trained on.
+     */
+    private void checkContext(KvCache cache, int n) {
+        if (cache.pastContextWarned()) return;
+        long ctx = c.contextLength();
+        if (cache.positionMode() == PositionMode.ORIGINAL) {
+            long last = cache.nextPosition() + n - 1;
+            if (last < ctx) return;
+            cache.markPastContextWarned();
+            warnings.accept("position " + last + " is past the model's trained context of " + ctx
+                    + " tokens (--positions original): from here the model sees distances it was not trained on; "
+                    + "--positions cache with a bounded policy keeps every distance below budget + turn");
+        } else {
+            long last = cache.maxEntries() + n - 1;
+            if (last < ctx) return;
+            cache.markPastContextWarned();
+            warnings.accept("the cache holds " + (last + 1) + " entries, past the model's trained context of " + ctx
+                    + " tokens (" + (cache.unbounded() ? "policy full" : "budget + turn too large")
+                    + "): from here the model sees distances it was not trained on"
+                    + (cache.unbounded() ? "; a bounded policy keeps every distance below budget + turn" : ""));
+        }
+    }
 
     /** A cache shaped for this model. */
     public KvCache newCache(PolicySpec spec, int maxTurnTokens, PositionMode positions) {
@@ -183,14 +270,17 @@ public final class Llama implements AutoCloseable {
             if (tok < 0 || tok >= vocab) throw new IllegalArgumentException("token " + tok + " outside the vocabulary of " + vocab);
             w.tokenEmbedding().dequantizeRow(tok, x, t * dim);
         }
-        if (cache.positionMode() == PositionMode.ORIGINAL) rope.ensure(cache.nextPosition() + n);
+        checkContext(cache, n);
+        if (cache.positionMode() == PositionMode.ORIGINAL) rope.window(cache.nextPosition(), n);
         pCache = cache;
         pBatch = n;
         for (int l = 0; l < layers; l++) {
             pLayer = l;
             // attention block
-            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.attnNorm()[l], dim, c.normEps());
+            pNorm = w.attnNorm()[l];
+            parallel(n, normPhase, (long) n * dim);
             parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
+            if (qkNorm) parallel(n * (heads + kvHeads), qkNormPhase, (long) n * (qDim + kvDim));
             for (int t = 0; t < n; t++) {
                 if (!neox) {
                     LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
@@ -199,23 +289,32 @@ public final class Llama implements AutoCloseable {
                 cache.append(l, t, k, t * kvDim, v, t * kvDim, q, t * qDim);
             }
             long t0 = System.nanoTime();
-            prepareAttention(cache, l);
+            long keys = prepareAttention(cache, l);
             parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
+            for (int h = 0; h < kvHeads; h++) cache.markRotated(l, h);
             long t1 = System.nanoTime();
-            parallel(heads * n, attentionPhase, (long) keyStart[kvHeads] * hd * 2 * group * n);
+            long work = keys * hd * group;
+            for (int from = 0; from < n; from += attentionBlock) {
+                pFrom = from;
+                pBlock = Math.min(attentionBlock, n - from);
+                parallel(heads * pBlock, scoresPhase, work * pBlock);
+                parallel(heads * pBlock, valuesPhase, work * pBlock);
+                if (cache.observing()) parallel(kvHeads, observePhase, keys * group * pBlock);
+            }
             long t2 = System.nanoTime();
             ropeNanos += t1 - t0;
             attentionNanos += t2 - t0;
             parallel(dim, outputProjPhase, (long) dim * qDim * n);
             // feed-forward block
-            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.ffnNorm()[l], dim, c.normEps());
+            pNorm = w.ffnNorm()[l];
+            parallel(n, normPhase, (long) n * dim);
             parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
             parallel(dim, ffnDownPhase, (long) dim * hidden * n);
         }
         cache.advance(n);
         pCache = null;
         if (!wantLogits) return null;
-        rmsnorm(xb, 0, x, (n - 1) * dim, w.outputNorm(), dim, c.normEps());
+        parallel(1, finalNormPhase, dim);
         parallel(vocab, classifierPhase, (long) vocab * dim);
         return logits;
     }
@@ -232,27 +331,54 @@ public final class Llama implements AutoCloseable {
         else workers.run(n, body);
     }
 
-    /** Sizes the scratch for the layer's streams and lays out where each stream's rotated keys go. */
-    private void prepareAttention(KvCache cache, int l) {
+    /**
+     * Floats of attention weights held at once: a prefill chunk's attention runs in blocks of
+     * tokens whose rows (heads x tokens x stream capacity) fit, so that an unbounded cache's long
+     * context does not make the scratch chunk-size times larger (16 MB; a bounded cache's chunk
+     * fits in one block).
+     */
+    private static final int ATTENTION_SCRATCH = 1 << 22;
+    private int attentionBlock;
+
+    /**
+     * Sizes the scratch for the layer's streams, lays out the keys still to rotate (each stream's
+     * entries from its first unrotated one) and returns the entries of all streams together.
+     */
+    private long prepareAttention(KvCache cache, int l) {
         int cap = 0;
+        long entries = 0;
         keyStart[0] = 0;
         for (int h = 0; h < kvHeads; h++) {
             KvStream s = cache.stream(l, h);
             // sized by capacity, not size: a bounded cache allocates its scratch once, at the
             // first token; only the unbounded (full) cache's doubling makes it grow
             cap = Math.max(cap, s.capacity());
-            keyStart[h + 1] = keyStart[h] + s.size();
+            rotFrom[h] = cache.rotatedValid(l, h);
+            keyStart[h + 1] = keyStart[h] + s.size() - rotFrom[h];
+            entries += s.size();
         }
         if (cap > scratchCap) {
             int nc = cap;
-            rotKeys = new float[kvHeads * nc * hd];
-            for (int i = 0; i < scores.length; i++) scores[i] = new float[nc];
             scratchCap = nc;
+            attentionBlock = (int) Math.max(1, Math.min(maxBatch, ATTENTION_SCRATCH / ((long) heads * nc)));
+            att = new float[heads * attentionBlock * nc];
+            for (int i = 0; i < groupRow.length; i++) groupRow[i] = new float[nc];
         }
         if (cache.positionMode() == PositionMode.CACHE) rope.ensure(cap);
+        return entries;
     }
 
     // ---- phases -------------------------------------------------------------------------------
+
+    /** RMSNorm of the chunk's rows [from, to) of x into xb, with the weights of the step in progress. */
+    private void normRange(int worker, int from, int to) {
+        for (int t = from; t < to; t++) rmsnorm(xb, t * dim, x, t * dim, pNorm, dim, c.normEps());
+    }
+
+    /** The final RMSNorm of the chunk's last token, into row 0 of xb. */
+    private void finalNormRange(int worker, int from, int to) {
+        rmsnorm(xb, 0, x, (pBatch - 1) * dim, w.outputNorm(), dim, c.normEps());
+    }
 
     /** q, k, v projections over the concatenated rows [q | k | v], plus qwen2's biases. */
     private void qkvRange(int worker, int from, int to) {
@@ -273,48 +399,106 @@ public final class Llama implements AutoCloseable {
         }
     }
 
-    /** Rotates the layer's stored (pre-RoPE) keys to their attention positions, into the scratch. */
+    /** qwen3: RMSNorm of each head of q and k (units: token-major, q heads then k heads), before RoPE. */
+    private void qkNormRange(int worker, int from, int to) {
+        int l = pLayer, per = heads + kvHeads;
+        for (int u = from; u < to; u++) {
+            int t = u / per, h = u % per;
+            if (h < heads) rmsnorm(q, t * qDim + h * hd, q, t * qDim + h * hd, w.qNorm()[l], hd, c.normEps());
+            else rmsnorm(k, t * kvDim + (h - heads) * hd, k, t * kvDim + (h - heads) * hd, w.kNorm()[l], hd, c.normEps());
+        }
+    }
+
+    /**
+     * Rotates the stored (pre-RoPE) keys the cache does not hold rotated yet into its rotated copy:
+     * at the entry's true position (original) or at its slot (cache).
+     */
     private void ropeRange(int worker, int from, int to) {
         boolean original = pCache.positionMode() == PositionMode.ORIGINAL;
         for (int h = 0; h < kvHeads; h++) {
             int a = Math.max(from, keyStart[h]), b = Math.min(to, keyStart[h + 1]);
             if (a >= b) continue;
             KvStream s = pCache.stream(pLayer, h);
-            float[] keys = s.keys();
+            float[] keys = s.keys(), dst = pCache.rotatedKeys(pLayer, h);
             long[] pos = s.positions();
-            int base = h * scratchCap * hd;
             for (int g = a; g < b; g++) {
-                int i = g - keyStart[h];
-                rope.rotate(keys, i * hd, rotKeys, base + i * hd, original ? (int) pos[i] : i);
+                int i = g - keyStart[h] + rotFrom[h];
+                if (original) rope.rotateAt(keys, i * hd, dst, i * hd, pos[i], ropeScratch[worker]);
+                else rope.rotate(keys, i * hd, dst, i * hd, i);
             }
         }
     }
 
-    /** One query row per unit (head-major): scores with the eq. 9 bias, softmax, weighted values. */
-    private void attentionRange(int worker, int from, int to) {
-        int n = pBatch;
+    /*
+     * Attention runs in two phases over the units (query head, token) of a block of the chunk,
+     * head-major: scores, then softmax and weighted values, each unit's weights kept in its own
+     * row of the scratch. Two phases rather than one body because C2 compiles each phase body as
+     * one unit with its kernels inlined, and the scores' and the softmax's Vector API code together
+     * exceed its inlining node budget: the calls left over were then made out of line with boxed
+     * vectors, which allocated on every token (SessionTest.decodingAllocatesNothing).
+     */
+
+    /** Phase 1: the unit's rotated query against the stream's rotated keys, scaled, plus eq. 9's bias; the row's max. */
+    private void scoresRange(int worker, int from, int to) {
+        int n = pBatch, nb = pBlock;
         boolean original = pCache.positionMode() == PositionMode.ORIGINAL;
         boolean modulated = pCache.modulated();
-        float[] sc = scores[worker], qr = qrot[worker];
+        float[] qr = qrot[worker], row = att;
         for (int u = from; u < to; u++) {
-            int h = u / n, t = u % n, kvh = h / group;
+            int h = u / nb, t = pFrom + u % nb, kvh = h / group;
             KvStream s = pCache.stream(pLayer, kvh);
             // every token of the chunk is already in the stream; token t sees up to itself
             int count = s.size() - (n - 1 - t);
             int self = count - 1;
-            rope.rotate(q, t * qDim + h * hd, qr, 0, original ? (int) s.positions()[self] : self);
-            int base = kvh * scratchCap * hd;
-            scores(qr, rotKeys, base, count, sc);
+            if (original) rope.rotateAt(q, t * qDim + h * hd, qr, 0, s.positions()[self], ropeScratch[worker]);
+            else rope.rotate(q, t * qDim + h * hd, qr, 0, self);
+            int o = u * scratchCap;
+            scores(qr, pCache.rotatedKeys(pLayer, kvh), 0, count, row, o, lanes[worker]);
             float max = Float.NEGATIVE_INFINITY;
             float[] bias = s.logitBias();
             for (int i = 0; i < count; i++) {
-                float z = sc[i] * attnScale;
+                float z = row[o + i] * attnScale;
                 if (modulated) z += bias[i];
-                sc[i] = z;
+                row[o + i] = z;
                 if (z > max) max = z;
             }
-            float inv = 1f / expInPlace(sc, count, max);
-            weightedValues(sc, count, inv, s.values(), xb2, t * qDim + h * hd);
+            unitMax[u] = max;
+        }
+    }
+
+    /** Phase 2: the unit's softmax (its row becomes exp(z - max), 1/sum kept) and its weighted values. */
+    private void valuesRange(int worker, int from, int to) {
+        int n = pBatch, nb = pBlock;
+        for (int u = from; u < to; u++) {
+            int h = u / nb, t = pFrom + u % nb, kvh = h / group;
+            KvStream s = pCache.stream(pLayer, kvh);
+            int count = s.size() - (n - 1 - t);
+            int o = u * scratchCap;
+            float inv = 1f / expInPlace(att, o, count, unitMax[u], lanes[worker]);
+            unitInv[u] = inv;
+            weightedValues(att, o, count, inv, s.values(), xb2, t * qDim + h * hd);
+        }
+    }
+
+    /**
+     * Phase 3, when the policy reads attention: per KV head (unit), each token's weights averaged
+     * over the group's query heads, handed to the cache in token order.
+     */
+    private void observeRange(int worker, int from, int to) {
+        int n = pBatch, nb = pBlock;
+        float[] mean = groupRow[worker];
+        for (int kvh = from; kvh < to; kvh++) {
+            KvStream s = pCache.stream(pLayer, kvh);
+            for (int tb = 0; tb < nb; tb++) {
+                int t = pFrom + tb, count = s.size() - (n - 1 - t);
+                java.util.Arrays.fill(mean, 0, count, 0f);
+                for (int j = 0; j < group; j++) {
+                    int u = (kvh * group + j) * nb + tb, o = u * scratchCap;
+                    float scale = unitInv[u] / group;
+                    for (int i = 0; i < count; i++) mean[i] += att[o + i] * scale;
+                }
+                pCache.observe(pLayer, kvh, t, mean, count);
+            }
         }
     }
 
@@ -323,7 +507,7 @@ public final class Llama implements AutoCloseable {
      * accumulator, so that the four FMA chains and lane reductions overlap instead of one key's
      * reduction waiting for its last FMA.
      */
-    private void scores(float[] q, float[] keys, int base, int count, float[] sc) {
+    private void scores(float[] q, float[] keys, int base, int count, float[] sc, int so, float[] lanes) {
         int L = S.length(), i = 0;
         if (hd % L == 0) {
             for (; i + 4 <= count; i += 4) {
@@ -336,34 +520,41 @@ public final class Llama implements AutoCloseable {
                     a2 = FloatVector.fromArray(S, keys, b + 2 * hd + d).fma(qv, a2);
                     a3 = FloatVector.fromArray(S, keys, b + 3 * hd + d).fma(qv, a3);
                 }
-                sc[i] = Simd.sum(a0);
-                sc[i + 1] = Simd.sum(a1);
-                sc[i + 2] = Simd.sum(a2);
-                sc[i + 3] = Simd.sum(a3);
+                // Simd.sum's scalar twin (same bits): a vector passed to a call C2 declines to
+                // inline is boxed
+                a0.intoArray(lanes, 0);
+                a1.intoArray(lanes, L);
+                a2.intoArray(lanes, 2 * L);
+                a3.intoArray(lanes, 3 * L);
+                sc[so + i] = Simd.sum(lanes, 0);
+                sc[so + i + 1] = Simd.sum(lanes, L);
+                sc[so + i + 2] = Simd.sum(lanes, 2 * L);
+                sc[so + i + 3] = Simd.sum(lanes, 3 * L);
             }
         }
-        for (; i < count; i++) sc[i] = Simd.dot(q, 0, keys, base + i * hd, hd);
+        for (; i < count; i++) sc[so + i] = Simd.dot(q, 0, keys, base + i * hd, hd);
     }
 
     /**
-     * sc[i] = exp(sc[i] - max) for i < count, vectorised with {@link Simd#exp} (not the Vector
-     * API's EXP, whose bits differ between interpreter and C2); returns the sum.
+     * sc[so + i] = exp(sc[so + i] - max) for i < count, vectorised with {@link Simd#exp} (not the
+     * Vector API's EXP, whose bits differ between interpreter and C2); returns the sum.
      */
-    private static float expInPlace(float[] sc, int count, float max) {
+    private static float expInPlace(float[] sc, int so, int count, float max, float[] lanes) {
         int i = 0;
         float sum = 0;
         if (count >= S.length()) {
             FloatVector acc = FloatVector.zero(S);
             for (int up = S.loopBound(count); i < up; i += S.length()) {
-                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, i).sub(max));
-                e.intoArray(sc, i);
+                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, so + i).sub(max));
+                e.intoArray(sc, so + i);
                 acc = acc.add(e);
             }
-            sum = Simd.sum(acc);
+            acc.intoArray(lanes, 0);
+            sum = Simd.sum(lanes, 0);
         }
         for (; i < count; i++) {
-            float e = (float) Math.exp(sc[i] - max);
-            sc[i] = e;
+            float e = (float) Math.exp(sc[so + i] - max);
+            sc[so + i] = e;
             sum += e;
         }
         return sum;
@@ -374,12 +565,12 @@ public final class Llama implements AutoCloseable {
      * (four vectors at a time) while the entries stream by, instead of a load and store of the
      * output per entry.
      */
-    private void weightedValues(float[] p, int count, float scale, float[] vals, float[] out, int o) {
+    private void weightedValues(float[] p, int po, int count, float scale, float[] vals, float[] out, int o) {
         int L = S.length(), d = 0;
         for (; d + 4 * L <= hd; d += 4 * L) {
             FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
             for (int i = 0, r = d; i < count; i++, r += hd) {
-                FloatVector pi = FloatVector.broadcast(S, p[i]);
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]);
                 a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
                 a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
                 a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
@@ -392,12 +583,12 @@ public final class Llama implements AutoCloseable {
         }
         for (; d + L <= hd; d += L) {
             FloatVector a0 = FloatVector.zero(S);
-            for (int i = 0, r = d; i < count; i++, r += hd) a0 = FloatVector.fromArray(S, vals, r).fma(FloatVector.broadcast(S, p[i]), a0);
+            for (int i = 0, r = d; i < count; i++, r += hd) a0 = FloatVector.fromArray(S, vals, r).fma(FloatVector.broadcast(S, p[po + i]), a0);
             a0.mul(scale).intoArray(out, o + d);
         }
         for (; d < hd; d++) {
             float a = 0;
-            for (int i = 0, r = d; i < count; i++, r += hd) a += p[i] * vals[r];
+            for (int i = 0, r = d; i < count; i++, r += hd) a += p[po + i] * vals[r];
             out[o + d] = a * scale;
         }
     }

@@ -5,13 +5,26 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Rotary position embedding in the "halves" layout: coordinate j of a head is paired with
- * coordinate j + headDim/2. NEOX models (qwen2) store heads that way; for llama's interleaved
- * pairs (2j, 2j+1) the forward pass de-interleaves each head of q and k once, right after the
- * projection (see {@link #deinterleave}), so that one vectorised rotation serves both layouts.
+ * coordinate j + headDim/2. NEOX models (qwen2, qwen3) store heads that way; for llama's
+ * interleaved pairs (2j, 2j+1) the forward pass de-interleaves each head of q and k once, right
+ * after the projection (see {@link #deinterleave}), so that one vectorised rotation serves both
+ * layouts.
  *
- * <p>cos/sin tables are indexed by position and grow by doubling on demand. Frequencies follow
- * llama2.c ({@code 1 / theta^(2j/headDim)} in float, angle {@code pos * freq} in float), with the
- * config's linear or llama3 scaling.
+ * <p>Frequencies follow llama2.c ({@code 1 / theta^(2j/headDim)} in float, angle
+ * {@code pos * freq} in float), with the config's linear or llama3 scaling. The cos/sin values
+ * come from two bounded tables, never from one sized by the model's declared context (a 1M-token
+ * {@code context_length} would cost gigabytes and seconds at load):
+ * <ul>
+ *   <li>the <em>slot table</em>, positions [0, n) for the largest n asked for, grown by doubling:
+ *       with {@code --positions cache} every position is a slot of a stream, below the stream's
+ *       capacity (budget + turn, or the size of an unbounded cache);
+ *   <li>the <em>window</em>, the positions of the chunk in progress (at most the prefill batch),
+ *       recomputed per chunk: with {@code --positions original} a key is rotated once, when it
+ *       enters the cache, and a query once, so only the chunk's own positions are needed,
+ *       however long the conversation.
+ * </ul>
+ * Any other position (none in the forward pass) is computed on the spot ({@link #rotateAt}).
+ * All three give the same bits for the same position.
  */
 final class LlamaRope {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
@@ -21,17 +34,28 @@ final class LlamaRope {
     private float[] cos = new float[0];
     private float[] sin = new float[0];
     private int positions;
+    private final float[] wCos, wSin;
+    private final int windowCap;
+    private long windowFrom;
+    private int windowLength;
 
-    LlamaRope(LlamaConfig c, int initialPositions) {
+    /**
+     * @param window most positions of one window (the prefill batch)
+     */
+    LlamaRope(LlamaConfig c, int window) {
         int hd = c.headDim();
         if (hd % 2 != 0) throw new IllegalArgumentException("RoPE needs an even head dimension, got " + hd);
+        if (window < 1) throw new IllegalArgumentException("window must be >= 1");
         half = hd / 2;
         freq = new float[half];
         for (int j = 0; j < half; j++) {
             float f = (float) (1.0 / Math.pow(c.ropeTheta(), (2 * j) / (float) hd));
             freq[j] = scaled(f, c);
         }
-        ensure(Math.max(16, initialPositions));
+        windowCap = window;
+        wCos = new float[window * half];
+        wSin = new float[window * half];
+        ensure(16);
     }
 
     /** Linear scaling divides every frequency; llama3 scaling divides only the low ones, smoothly. */
@@ -57,35 +81,80 @@ final class LlamaRope {
         }
     }
 
-    /** Makes positions [0, n) available. Grows by doubling, so a long conversation allocates rarely. */
+    /** Makes slots [0, n) available. Grows by doubling, so a long conversation allocates rarely. */
     void ensure(long n) {
         if (n <= positions) return;
-        if (n > Integer.MAX_VALUE / half / 2) throw new IllegalStateException("position " + n + " beyond the RoPE table");
+        if (n > Integer.MAX_VALUE / half / 2) throw new IllegalStateException("slot " + n + " beyond the RoPE table");
         int np = (int) Math.max(n, Math.min((long) positions * 2, Integer.MAX_VALUE / half / 2));
         float[] nc = java.util.Arrays.copyOf(cos, np * half), ns = java.util.Arrays.copyOf(sin, np * half);
-        for (int p = positions; p < np; p++) {
-            for (int j = 0; j < half; j++) {
-                float angle = p * freq[j];
-                nc[p * half + j] = (float) Math.cos(angle);
-                ns[p * half + j] = (float) Math.sin(angle);
-            }
-        }
+        for (int p = positions; p < np; p++) angles(p, nc, ns, p * half);
         cos = nc;
         sin = ns;
         positions = np;
     }
 
+    /** Slots available in the table. */
     int positions() {
         return positions;
     }
 
+    /** Bytes held by the tables. */
+    long bytes() {
+        return 4L * (cos.length + sin.length + wCos.length + wSin.length);
+    }
+
+    /** cos and sin of position {@code p} for every frequency, at {@code c[o ..]} and {@code s[o ..]}. */
+    private void angles(long p, float[] c, float[] s, int o) {
+        float fp = (float) p; // as llama2.c: the angle is a float product
+        for (int j = 0; j < half; j++) {
+            float angle = fp * freq[j];
+            c[o + j] = (float) Math.cos(angle);
+            s[o + j] = (float) Math.sin(angle);
+        }
+    }
+
+    /** Makes the window hold positions [from, from + n), n at most the window size. */
+    void window(long from, int n) {
+        if (n < 1 || n > windowCap) throw new IllegalArgumentException("window of " + n + " positions, limit " + windowCap);
+        if (from < 0) throw new IllegalArgumentException("negative position " + from);
+        for (int t = 0; t < n; t++) angles(from + t, wCos, wSin, t * half);
+        windowFrom = from;
+        windowLength = n;
+    }
+
     /**
-     * Writes {@code src[so ..]} rotated to position {@code pos} into {@code dst[dOff ..]}, one head
-     * of {@code 2*half} floats in the halves layout. The position must be below {@link #positions()}.
+     * Writes {@code src[so ..]} rotated to slot {@code pos} into {@code dst[dOff ..]}, one head of
+     * {@code 2*half} floats in the halves layout. The slot must be below {@link #positions()}.
      */
     void rotate(float[] src, int so, float[] dst, int dOff, int pos) {
-        int t = pos * half, i = 0;
-        float[] c = cos, s = sin;
+        rotate(src, so, dst, dOff, cos, sin, pos * half);
+    }
+
+    /** As {@link #rotate}, at position {@code pos} of any size: from the window when it holds it, else computed here. */
+    void rotateAt(float[] src, int so, float[] dst, int dOff, long pos, float[] scratch) {
+        long t = pos - windowFrom;
+        if (t >= 0 && t < windowLength) {
+            rotate(src, so, dst, dOff, wCos, wSin, (int) t * half);
+        } else if (pos < positions) {
+            rotate(src, so, dst, dOff, cos, sin, (int) pos * half);
+        } else {
+            // scratch: 2*half floats (cos then sin)
+            float[] c = scratch;
+            for (int j = 0; j < half; j++) {
+                float angle = (float) pos * freq[j];
+                c[j] = (float) Math.cos(angle);
+                c[half + j] = (float) Math.sin(angle);
+            }
+            for (int j = 0; j < half; j++) {
+                float a = src[so + j], b = src[so + half + j], vc = c[j], vs = c[half + j];
+                dst[dOff + j] = a * vc - b * vs;
+                dst[dOff + half + j] = a * vs + b * vc;
+            }
+        }
+    }
+
+    private void rotate(float[] src, int so, float[] dst, int dOff, float[] c, float[] s, int t) {
+        int i = 0;
         if (half >= S.length()) {
             for (int up = S.loopBound(half); i < up; i += S.length()) {
                 FloatVector a = FloatVector.fromArray(S, src, so + i), b = FloatVector.fromArray(S, src, so + half + i);

@@ -4,8 +4,8 @@ import io.fdkvc.engine.tensor.FloatTensor;
 
 /**
  * All weights of a Llama-family model, per layer arrays indexed by layer. Matrices are
- * {@code rows = output features, cols = input features}. Biases are null where the architecture
- * has none (qwen2 has q, k, v biases).
+ * {@code rows = output features, cols = input features}. Biases and q/k norms are null where the
+ * architecture has none (qwen2 has q, k, v biases; qwen3 has q and k norms, see {@link Architecture}).
  */
 public record LlamaWeights(
         FloatTensor tokenEmbedding,   // vocab x dim
@@ -20,5 +20,15 @@ public record LlamaWeights(
         FloatTensor[] wDown,          // dim x hidden   (w2)
         FloatTensor[] wUp,            // hidden x dim   (w3)
         float[] outputNorm,           // dim
-        FloatTensor output) {         // vocab x dim (the token embedding when tied)
+        FloatTensor output,           // vocab x dim (the token embedding when tied)
+        float[][] qNorm,              // layers x headDim: per-head RMSNorm of q (qwen3), or null
+        float[][] kNorm) {            // layers x headDim: per-head RMSNorm of k (qwen3), or null
+
+    /** Weights without q/k norms (llama, qwen2). */
+    public LlamaWeights(FloatTensor tokenEmbedding, float[][] attnNorm, FloatTensor[] wq, FloatTensor[] wk,
+                        FloatTensor[] wv, FloatTensor[] wo, float[][] bq, float[][] bk, float[][] bv, float[][] ffnNorm,
+                        FloatTensor[] wGate, FloatTensor[] wDown, FloatTensor[] wUp, float[] outputNorm,
+                        FloatTensor output) {
+        this(tokenEmbedding, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, wGate, wDown, wUp, outputNorm, output, null, null);
+    }
 }

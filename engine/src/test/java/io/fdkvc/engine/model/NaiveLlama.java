@@ -1,5 +1,8 @@
 package io.fdkvc.engine.model;
 
+import io.fdkvc.core.cache.KvStream;
+import io.fdkvc.engine.cache.KvCache;
+import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.tensor.F32Tensor;
 import io.fdkvc.engine.tensor.FloatTensor;
 import java.util.ArrayList;
@@ -7,16 +10,26 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * A deliberately plain Llama/Qwen2 forward pass for the tests: one token at a time, in double
- * precision, keys rotated at their true position and stored rotated (as llama2.c and llama.cpp
- * do), RoPE written from the papers' definitions (interleaved pairs for llama, halves for NEOX),
- * llama3 frequency scaling from Meta's reference. It shares no code with {@link Llama}.
+ * A deliberately plain Llama/Qwen2/Qwen3 forward pass for the tests: one token at a time, in
+ * double precision, RoPE written from the papers' definitions (interleaved pairs for llama, halves
+ * for NEOX), llama3 frequency scaling from Meta's reference, Qwen3's per-head RMSNorm of q and k.
+ * It shares no code with {@link Llama}.
+ *
+ * <p>{@link #next(int)} attends to every earlier token at its true position (keys rotated as
+ * llama2.c and llama.cpp do). {@link #next(int, KvCache)} attends, per (layer, KV head), only to
+ * the entries an engine cache holds (after the engine processed the same token), at their true
+ * positions or at their slots as the cache's {@link PositionMode} says, with the cache's eq. 9
+ * bias: the reference for eviction. Keys are kept before RoPE and rotated when attended to. The
+ * last token's attention weights are kept ({@link #weights}) for the tests of observed attention.
  */
 final class NaiveLlama {
     final LlamaConfig c;
     final LlamaWeights w;
-    private final List<double[][]> keys = new ArrayList<>();   // per position: [layer][kvDim]
+    private final List<double[][]> keys = new ArrayList<>();   // per position: [layer][kvDim], before RoPE
     private final List<double[][]> values = new ArrayList<>();
+    /** The last token's attention: [layer][query head][visible entry], and the visible positions [layer][KV head][]. */
+    double[][][] weights;
+    long[][][] visible;
 
     NaiveLlama(LlamaConfig c, LlamaWeights w) {
         this.c = c;
@@ -25,6 +38,19 @@ final class NaiveLlama {
 
     /** Random weights of the given shape (normal, scaled by 1/sqrt(cols) so activations stay O(1)). */
     static LlamaWeights randomWeights(LlamaConfig c, long seed, boolean biases) {
+        LlamaWeights w = randomWeights0(c, seed, biases);
+        if (!c.arch().qkNorm()) return w;
+        Random r = new Random(seed + 1);
+        float[][] qn = new float[c.layers()][], kn = new float[c.layers()][];
+        for (int l = 0; l < c.layers(); l++) {
+            qn[l] = vec(r, c.headDim(), 1, 0.3);
+            kn[l] = vec(r, c.headDim(), 1, 0.3);
+        }
+        return new LlamaWeights(w.tokenEmbedding(), w.attnNorm(), w.wq(), w.wk(), w.wv(), w.wo(), w.bq(), w.bk(), w.bv(),
+                w.ffnNorm(), w.wGate(), w.wDown(), w.wUp(), w.outputNorm(), w.output(), qn, kn);
+    }
+
+    private static LlamaWeights randomWeights0(LlamaConfig c, long seed, boolean biases) {
         Random r = new Random(seed);
         int L = c.layers(), qd = c.heads() * c.headDim(), kd = c.kvDim();
         FloatTensor emb = rand(r, c.vocabSize(), c.dim(), 1.0);
@@ -110,55 +136,92 @@ final class NaiveLlama {
         return f;
     }
 
-    /** Rotates every head of {@code v} in place to position {@code pos}. */
-    private void rope(double[] v, int heads, int pos) {
+    /** Head {@code h} of {@code v} (heads of headDim) rotated to position {@code pos}, as a new array of headDim. */
+    private double[] rope(double[] v, int h, long pos) {
         int hd = c.headDim(), half = hd / 2;
+        double[] out = new double[hd];
+        System.arraycopy(v, h * hd, out, 0, hd);
+        for (int j = 0; j < half; j++) {
+            double a = pos * frequency(j), cs = Math.cos(a), sn = Math.sin(a);
+            int i0 = c.ropeNeox() ? j : 2 * j;
+            int i1 = c.ropeNeox() ? j + half : 2 * j + 1;
+            double x0 = out[i0], x1 = out[i1];
+            out[i0] = x0 * cs - x1 * sn;
+            out[i1] = x0 * sn + x1 * cs;
+        }
+        return out;
+    }
+
+    /** RMSNorm of each head of {@code v} in place (Qwen3's q/k norm). */
+    private void headNorm(double[] v, int heads, float[] weight) {
+        int hd = c.headDim();
         for (int h = 0; h < heads; h++) {
-            for (int j = 0; j < half; j++) {
-                double a = pos * frequency(j), cs = Math.cos(a), sn = Math.sin(a);
-                int i0 = c.ropeNeox() ? h * hd + j : h * hd + 2 * j;
-                int i1 = c.ropeNeox() ? h * hd + j + half : h * hd + 2 * j + 1;
-                double x0 = v[i0], x1 = v[i1];
-                v[i0] = x0 * cs - x1 * sn;
-                v[i1] = x0 * sn + x1 * cs;
-            }
+            double[] x = new double[hd];
+            System.arraycopy(v, h * hd, x, 0, hd);
+            System.arraycopy(rmsnorm(x, weight), 0, v, h * hd, hd);
         }
     }
 
-    /** Processes one token at the next position; returns its logits. */
+    /** Processes one token at the next position, attending to every token so far; returns its logits. */
     double[] next(int token) {
+        return step(token, null);
+    }
+
+    /**
+     * Processes one token at the next position attending, in each (layer, KV head), to the
+     * entries {@code cache}'s stream holds up to this token's position (call it after the engine
+     * processed the same token), at their true positions or slots, with the stream's logit bias.
+     */
+    double[] next(int token, KvCache cache) {
+        return step(token, cache);
+    }
+
+    private double[] step(int token, KvCache cache) {
         int pos = keys.size(), hd = c.headDim(), group = c.heads() / c.kvHeads();
+        boolean slots = cache != null && cache.positionMode() == PositionMode.CACHE;
         double[] x = row(w.tokenEmbedding(), token);
         double[][] ks = new double[c.layers()][], vs = new double[c.layers()][];
         keys.add(ks);
         values.add(vs);
+        weights = new double[c.layers()][c.heads()][];
+        visible = new long[c.layers()][c.kvHeads()][];
         for (int l = 0; l < c.layers(); l++) {
             double[] xn = rmsnorm(x, w.attnNorm()[l]);
             double[] q = matvec(w.wq()[l], xn, w.bq() == null ? null : w.bq()[l]);
             double[] k = matvec(w.wk()[l], xn, w.bk() == null ? null : w.bk()[l]);
             double[] v = matvec(w.wv()[l], xn, w.bv() == null ? null : w.bv()[l]);
-            rope(q, c.heads(), pos);
-            rope(k, c.kvHeads(), pos);
+            if (w.qNorm() != null) {
+                headNorm(q, c.heads(), w.qNorm()[l]);
+                headNorm(k, c.kvHeads(), w.kNorm()[l]);
+            }
             ks[l] = k;
             vs[l] = v;
+            for (int kvh = 0; kvh < c.kvHeads(); kvh++) visible[l][kvh] = visible(cache, l, kvh, pos);
             double[] att = new double[c.heads() * hd];
             for (int h = 0; h < c.heads(); h++) {
                 int kvh = h / group;
-                double[] s = new double[pos + 1];
+                long[] vis = visible[l][kvh];
+                int n = vis.length;
+                float[] bias = cache != null && cache.modulated() ? cache.stream(l, kvh).logitBias() : null;
+                double[] qr = rope(q, h, slots ? n - 1 : pos);
+                double[] s = new double[n];
                 double max = Double.NEGATIVE_INFINITY;
-                for (int p = 0; p <= pos; p++) {
-                    double[] kp = keys.get(p)[l];
+                for (int i = 0; i < n; i++) {
+                    int p = (int) vis[i];
+                    double[] kr = rope(keys.get(p)[l], kvh, slots ? i : p);
                     double d = 0;
-                    for (int i = 0; i < hd; i++) d += q[h * hd + i] * kp[kvh * hd + i];
-                    s[p] = d / Math.sqrt(hd);
-                    max = Math.max(max, s[p]);
+                    for (int j = 0; j < hd; j++) d += qr[j] * kr[j];
+                    s[i] = d / Math.sqrt(hd) + (bias == null ? 0 : bias[i]);
+                    max = Math.max(max, s[i]);
                 }
                 double sum = 0;
-                for (int p = 0; p <= pos; p++) sum += (s[p] = Math.exp(s[p] - max));
-                for (int p = 0; p <= pos; p++) {
-                    double[] vp = values.get(p)[l];
-                    for (int i = 0; i < hd; i++) att[h * hd + i] += s[p] / sum * vp[kvh * hd + i];
+                for (int i = 0; i < n; i++) sum += (s[i] = Math.exp(s[i] - max));
+                for (int i = 0; i < n; i++) {
+                    s[i] /= sum;
+                    double[] vp = values.get((int) vis[i])[l];
+                    for (int j = 0; j < hd; j++) att[h * hd + j] += s[i] * vp[kvh * hd + j];
                 }
+                weights[l][h] = s;
             }
             double[] o = matvec(w.wo()[l], att, null);
             for (int i = 0; i < x.length; i++) x[i] += o[i];
@@ -170,5 +233,30 @@ final class NaiveLlama {
             for (int i = 0; i < x.length; i++) x[i] += down[i];
         }
         return matvec(w.output(), rmsnorm(x, w.outputNorm()), null);
+    }
+
+    /** Positions this token attends to in (layer, KV head): all so far, or the stream's entries up to it. */
+    private static long[] visible(KvCache cache, int l, int kvh, int pos) {
+        if (cache == null) {
+            long[] all = new long[pos + 1];
+            for (int i = 0; i <= pos; i++) all[i] = i;
+            return all;
+        }
+        KvStream st = cache.stream(l, kvh);
+        int n = 0;
+        while (n < st.size() && st.position(n) <= pos) n++;
+        if (n == 0 || st.position(n - 1) != pos) throw new AssertionError("the stream does not hold position " + pos);
+        return java.util.Arrays.copyOf(st.positions(), n);
+    }
+
+    /** The last token's attention in (layer, KV head), averaged over the group's query heads, over {@link #visible}. */
+    double[] groupMean(int l, int kvh) {
+        int group = c.heads() / c.kvHeads();
+        double[] m = new double[visible[l][kvh].length];
+        for (int j = 0; j < group; j++) {
+            double[] wj = weights[l][kvh * group + j];
+            for (int i = 0; i < m.length; i++) m[i] += wj[i] / group;
+        }
+        return m;
     }
 }

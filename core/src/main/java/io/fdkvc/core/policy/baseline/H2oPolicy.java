@@ -2,6 +2,7 @@ package io.fdkvc.core.policy.baseline;
 
 import io.fdkvc.core.cache.KvStream;
 import io.fdkvc.core.cache.StreamAttention;
+import io.fdkvc.core.policy.ObservedAttention;
 import io.fdkvc.core.policy.RankingPolicy;
 import io.fdkvc.core.policy.Turn;
 
@@ -9,6 +10,9 @@ import io.fdkvc.core.policy.Turn;
  * Reference H2O (Zhang et al. 2023): every query row's attention over C_{t-1} accumulates into
  * {@code c} (new entries start at 0); keep the floor(B/2) most recent entries plus the other
  * entries of highest accumulated attention. Evictions are reported in position order.
+ *
+ * <p>With {@link Turn#observed() observed attention} (the engine) the accumulated attention is the
+ * model's own, summed over the turn's rows, and the turn's own entries accumulate too.
  */
 public final class H2oPolicy extends RankingPolicy {
     private double[] weights = new double[0];
@@ -18,7 +22,21 @@ public final class H2oPolicy extends RankingPolicy {
     }
 
     @Override
+    public boolean readsAttention() {
+        return true;
+    }
+
+    @Override
     protected void observe(KvStream s, Turn t) {
+        ObservedAttention o = t.observed();
+        if (o != null) {
+            // the model's own attention: every row's weights, the turn's own entries included
+            // (they accumulate from the rows after them, as in H2O's decoding)
+            float[] sum = o.sum();
+            double[] c = s.c();
+            for (int i = 0; i < o.entries(); i++) c[i] += sum[i];
+            return;
+        }
         int m = s.scored();
         if (m == 0) return;
         if (weights.length < m) weights = new double[Math.max(m, 2 * weights.length)];

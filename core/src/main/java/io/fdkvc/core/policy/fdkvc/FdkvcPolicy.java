@@ -3,6 +3,7 @@ package io.fdkvc.core.policy.fdkvc;
 import io.fdkvc.core.cache.KvStream;
 import io.fdkvc.core.math.VectorMath;
 import io.fdkvc.core.param.ParameterException;
+import io.fdkvc.core.policy.ObservedAttention;
 import io.fdkvc.core.policy.Policy;
 import io.fdkvc.core.policy.Ranker;
 import io.fdkvc.core.policy.Turn;
@@ -47,6 +48,7 @@ public final class FdkvcPolicy implements Policy {
     @Override public double alpha() { return alpha; }
     @Override public double loss() { return loss; }
     @Override public boolean modulatesAttention() { return p.beta() > 0; }
+    @Override public boolean readsAttention() { return true; }
 
     @Override
     public void endTurn(KvStream s, Turn t) {
@@ -72,14 +74,25 @@ public final class FdkvcPolicy implements Policy {
         // are the keys.
         int d = s.keyDim();
         double scale = 1.0 / Math.sqrt(d);
-        if (s.embeddings() == s.keys()) {
+        ObservedAttention o = t.observed();
+        if (o != null) {
+            // the model's attention: the mean over the turn's rows of each row's weight (post-RoPE,
+            // with eq. 9's bias, normalised over the turn's own entries too), instead of the
+            // softmax of the mean query
+            embeddingDots(s, 0, m, t);
+            float[] sum = o.sum();
+            double inv = 1.0 / o.rows();
+            for (int i = 0; i < m; i++) c[i] += sum[i] * inv;
+        } else if (s.embeddings() == s.keys()) {
             VectorMath.dots2(s.keys(), m, d, t.meanQuery(), scale, attention, t.queryEmbedding(), cosine);
         } else {
             VectorMath.logits(t.meanQuery(), 0, s.keys(), m, d, scale, attention);
             embeddingDots(s, 0, m, t);
         }
-        VectorMath.softmaxInPlace(attention, m);
-        for (int i = 0; i < m; i++) c[i] += attention[i];
+        if (o == null) {
+            VectorMath.softmaxInPlace(attention, m);
+            for (int i = 0; i < m; i++) c[i] += attention[i];
+        }
 
         // Step 2 (eq. 2): recency decay.
         for (int i = 0; i < m; i++) rho[i] *= p.gamma();

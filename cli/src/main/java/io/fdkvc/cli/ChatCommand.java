@@ -2,6 +2,7 @@ package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
+import io.fdkvc.cli.engine.ModelTokenizers;
 import io.fdkvc.cli.engine.ReplyText;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
@@ -12,7 +13,6 @@ import io.fdkvc.engine.sampling.Sampler;
 import io.fdkvc.engine.session.Session;
 import io.fdkvc.engine.tokenizer.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizer;
-import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -44,7 +44,8 @@ public final class ChatCommand implements Callable<Integer> {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     @Option(names = "--template", paramLabel = "NAME",
-            description = "chat format: chatml, llama3, llama2 or plain; default: detected from the model")
+            description = "chat format: chatml, llama3, llama2, plain, or jinja:FILE (a Jinja chat template); "
+                    + "default: the model's own template (tokenizer.chat_template), else one detected from its vocabulary")
     String template;
 
     @Option(names = "--system", paramLabel = "TEXT", description = "system prompt; default: none")
@@ -71,15 +72,19 @@ public final class ChatCommand implements Callable<Integer> {
         EngineOptions engine = options.engine;
         engine.validate();
         PolicySpec ps = engine.policy.spec();
-        ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
+        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // refuse a bad name before loading
         PrintWriter out = spec.commandLine().getOut();
         BufferedWriter stats = null;
         try (LoadedModel m = options.load();
              Llama llama = engine.newModel(m)) {
             engine.checkCacheMemory(m, ps);
             stats = openStats(); // only once the model loaded: a bad model leaves the file as it was
-            Tokenizer tok = Tokenizers.from(m.vocabulary());
-            ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, m.vocabulary());
+            Tokenizer tok = ModelTokenizers.tokenizer(m);
+            PrintWriter err = spec.commandLine().getErr();
+            ChatTemplate tpl = ChatTemplate.select(template, m.vocabulary(), warning -> {
+                err.println("fdkvc chat: " + warning);
+                err.flush();
+            });
             int[] stopIds = tpl.stopTokens(tok);
             Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
             Session session = engine.newSession(llama, ps);

@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
                 TraceCommand.class,
                 PoliciesCommand.class,
                 GenerateCommand.class,
+                TokenizeCommand.class,
                 ChatCommand.class,
                 BenchCommand.class,
                 CommandLine.HelpCommand.class

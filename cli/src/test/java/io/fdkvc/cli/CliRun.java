@@ -13,11 +13,16 @@ public record CliRun(int status, String out, String err) {
         return withStdin(null, args);
     }
 
-    public static synchronized CliRun withStdin(String stdin, String... args) {
+    public static CliRun withStdin(String stdin, String... args) {
+        return withStdinBytes(stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), args);
+    }
+
+    /** Standard input as raw bytes (which need not be valid UTF-8). */
+    public static synchronized CliRun withStdinBytes(byte[] stdin, String... args) {
         StringWriter out = new StringWriter(), err = new StringWriter();
         InputStream saved = System.in;
         try {
-            if (stdin != null) System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+            if (stdin != null) System.setIn(new ByteArrayInputStream(stdin));
             int status = Main.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
             return new CliRun(status, out.toString(), err.toString());
         } finally {

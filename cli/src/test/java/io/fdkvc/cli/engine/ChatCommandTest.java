@@ -3,6 +3,9 @@ package io.fdkvc.cli.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fdkvc.cli.CliRun;
+import io.fdkvc.engine.tokenizer.GgufVocabulary;
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,6 +92,49 @@ class ChatCommandTest {
             assertThat(t.get("cacheEntries").asLong()).isEqualTo(tokens);
             assertThat(t.get("evicted").asLong()).isZero();
         }
+    }
+
+    /**
+     * {@code --template jinja:FILE}: the file's template writes the turns. With the GGUF model
+     * (BOS "&lt;s&gt;"), the first turn is "&lt;s&gt;User: Hi\nAssistant:" (BOS from the template's
+     * bos_token, not added again) and the second "\nUser: Bye\nAssistant:": each turn's prompt
+     * has exactly those texts' tokens.
+     */
+    @Test
+    void aJinjaTemplateFileWritesTheTurns(@TempDir Path tmp) throws IOException {
+        Path tpl = tmp.resolve("plain.jinja");
+        Files.writeString(tpl, """
+                {{ bos_token }}{% for m in messages %}{{ m.role | capitalize }}: {{ m.content.strip() }}
+                {% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}
+                """);
+        Path stats = tmp.resolve("stats.jsonl");
+        Path gguf = GenerateCommandTest.dir().resolve("stories260K.gguf");
+        CliRun r = CliRun.withStdin("Hi\nBye\n", "chat", "--model", gguf.toString(), "--threads", "1", "--temperature", "0",
+                "--max-tokens", "5", "--stats-json", stats.toString(), "--template", "jinja:" + tpl);
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.err()).isEmpty();
+        Tokenizer tok = Tokenizers.from(GgufVocabulary.load(gguf));
+        List<JsonNode> st = stats(stats);
+        assertThat(st).hasSize(2);
+        int[] first = tok.encodeWithSpecials("<s>User: Hi\nAssistant:", true);
+        assertThat(first[0]).isEqualTo(1);
+        assertThat(st.get(0).get("promptTokens").asInt()).isEqualTo(first.length);
+        assertThat(st.get(1).get("promptTokens").asInt()).isEqualTo(tok.encodeWithSpecials("\nUser: Bye\nAssistant:", false).length);
+    }
+
+    @Test
+    void badJinjaTemplatesAreRefused(@TempDir Path tmp) throws IOException {
+        CliRun missing = CliRun.withStdin("hi\n", chat(tmp.resolve("s.jsonl"), "--template", "jinja:" + tmp.resolve("none.jinja")));
+        assertThat(missing.status()).isEqualTo(2);
+        assertThat(missing.errLines()).hasSize(1);
+        assertThat(missing.err()).startsWith("fdkvc chat: ").contains("--template").contains("none.jinja");
+        Path refusing = tmp.resolve("refusing.jinja");
+        Files.writeString(refusing, "{{ raise_exception('This model only chats in French') }}");
+        CliRun r = CliRun.withStdin("hi\n", chat(tmp.resolve("s.jsonl"), "--template", "jinja:" + refusing));
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.errLines()).hasSize(1);
+        assertThat(r.err()).contains("--template").contains("This model only chats in French");
     }
 
     @Test

@@ -3,6 +3,9 @@ package io.fdkvc.cli.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fdkvc.cli.CliRun;
+import io.fdkvc.engine.model.Llama2cLoader;
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,6 +42,26 @@ class GenerateCommandTest {
         assertThat(r.out()).isEqualTo(reference("runc_greedy_once_upon_a_time_64.txt"));
         assertThat(r.errLines()).hasSize(1);
         assertThat(r.err()).contains("5 prompt tokens").contains("60 generated");
+    }
+
+    /**
+     * {@code --output ids}: one line holding only the generated ids; with BOS and the prompt's ids
+     * in front they decode to run.c's text, and there are as many as asked for.
+     */
+    @Test
+    void outputIdsAreTheGeneratedTokens() throws IOException {
+        CliRun r = CliRun.of(args("--prompt", "Once upon a time", "--max-tokens", "60", "--temperature", "0", "--output", "ids"));
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).endsWith("\n").doesNotContain("Once");
+        String[] ids = r.out().strip().split(" ");
+        assertThat(ids).hasSize(60);
+        int[] all = new int[1 + 4 + ids.length];
+        int[] prompt = {1, 403, 407, 261, 378}; // BOS, "Once upon a time" as run.c encodes it
+        System.arraycopy(prompt, 0, all, 0, prompt.length);
+        for (int i = 0; i < ids.length; i++) all[prompt.length + i] = Integer.parseInt(ids[i]);
+        Tokenizer tok = Tokenizers.from(Llama2cLoader.readTokenizer(dir().resolve("tok512.bin"), 512));
+        assertThat(tok.decode(all) + "\n").isEqualTo(reference("runc_greedy_once_upon_a_time_64.txt"));
+        assertRefused(CliRun.of(args("--output", "json")), "--output", "json");
     }
 
     /** With a budget above the sequence length nothing is evicted, so a bounded policy prints the same story. */

@@ -17,11 +17,15 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
     /** Token string to the lowest id with that string. */
     final Map<String, Integer> pieceIds;
     final boolean[] special;
+    final boolean addBos;
+    final boolean addSpacePrefix;
     private final SpecialTokens specials;
     // Set once, by the end of the subclass constructor (setTables), and never changed after.
     private MergeRules rules;
     private byte[][] tokenBytes;
     private boolean[] dummySpace;
+    // Racy but benign: two threads may both build the same table.
+    private volatile byte[][] withSpecial;
 
     BaseTokenizer(Vocabulary v, boolean sentencePiece) {
         String what = sentencePiece ? "SentencePiece (llama)" : "byte-level BPE (gpt2)";
@@ -37,6 +41,8 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
             }
         }
         bos = checkId(v.bos(), n, "bos", "tokenizer.ggml.bos_token_id");
+        addBos = v.addBos();
+        addSpacePrefix = v.addSpacePrefix();
         eos = checkId(v.eos(), n, "eos", "tokenizer.ggml.eos_token_id");
         if (v.tokenTypes() != null) {
             if (v.tokenTypes().length != n) {
@@ -173,8 +179,32 @@ abstract sealed class BaseTokenizer implements Tokenizer permits SentencePieceTo
     }
 
     @Override
-    public TokenDecoder decoder(boolean startOfText) {
-        return new TokenDecoder(tokenBytes, dummySpace, special, startOfText);
+    public TokenDecoder decoder(boolean startOfText, boolean renderSpecial) {
+        return new TokenDecoder(tokenBytes, dummySpace, special, renderSpecial ? shownWithSpecial() : null, startOfText);
+    }
+
+    /**
+     * By id, the text a token shows when special tokens are rendered (llama.cpp's
+     * {@code special = true}): control and unknown tokens their stored string; null for the rest,
+     * which decode as usual (unused tokens stay empty). Built on first use.
+     */
+    private byte[][] shownWithSpecial() {
+        byte[][] shown = withSpecial;
+        if (shown == null) {
+            shown = new byte[tokens.length][];
+            for (int id = 0; id < tokens.length; id++) {
+                if (types[id] == CONTROL || types[id] == UNKNOWN) {
+                    shown[id] = tokens[id].getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                }
+            }
+            withSpecial = shown;
+        }
+        return shown;
+    }
+
+    @Override
+    public boolean addBos() {
+        return addBos;
     }
 
     @Override

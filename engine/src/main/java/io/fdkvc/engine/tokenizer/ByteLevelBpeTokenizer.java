@@ -3,6 +3,7 @@ package io.fdkvc.engine.tokenizer;
 import io.fdkvc.engine.ModelFormatException;
 
 import java.nio.charset.StandardCharsets;
+import java.text.Normalizer;
 import java.util.Arrays;
 
 /**
@@ -15,7 +16,12 @@ import java.util.Arrays;
  *
  * <p>Merges ("a b", in priority order) whose parts or result are not tokens can never apply and
  * are skipped; a repeated pair keeps its first rank. Decoding maps the byte characters back to
- * bytes; user-defined tokens are their raw text, control tokens nothing.
+ * bytes; user-defined tokens are their raw text; control, unknown and unused tokens nothing (as
+ * llama.cpp's {@code llama_token_to_piece} without {@code special}).
+ *
+ * <p>Where the pre-tokenizer says so ({@link PreTokenizer#nfc()}: Qwen2), text is normalised to
+ * Unicode NFC first, as Hugging Face's tokenizer does; special-token strings are split out before
+ * that, so only the text between them is normalised.
  */
 public final class ByteLevelBpeTokenizer extends BaseTokenizer {
     private static final int[] BYTE_TO_CHAR = new int[256];
@@ -67,7 +73,7 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
         byte[][] tokenBytes = new byte[n][];
         for (int id = 0; id < n; id++) {
             tokenBytes[id] = switch (types[id]) {
-                case CONTROL -> new byte[0];
+                case CONTROL, UNKNOWN, UNUSED -> new byte[0];
                 case USER_DEFINED -> tokens[id].getBytes(StandardCharsets.UTF_8);
                 default -> unmap(tokens[id]);
             };
@@ -105,11 +111,33 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
 
     @Override
     void encodeText(String text, int from, int to, boolean prefix, Scratch scratch, IntBuffer out) {
+        if (preTokenizer.nfc() && mayChangeUnderNfc(text, from, to)) {
+            String piece = text.substring(from, to);
+            if (!Normalizer.isNormalized(piece, Normalizer.Form.NFC)) {
+                text = Normalizer.normalize(piece, Normalizer.Form.NFC);
+                from = 0;
+                to = text.length();
+            }
+        }
         IntBuffer bounds = scratch.bounds;
         preTokenizer.split(text, from, to, bounds, scratch.boundsTmp);
         for (int i = 0; i < bounds.size(); i += 2) {
             encodeWord(text, bounds.get(i), bounds.get(i + 1), scratch, out);
         }
+    }
+
+    /**
+     * False when NFC certainly leaves {@code text[from, to)} alone: every character below U+0300
+     * (the first combining mark) is its own NFC form and composes with nothing that follows, so
+     * Latin-1 text, the common case, skips the normaliser.
+     */
+    private static boolean mayChangeUnderNfc(String text, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (text.charAt(i) >= '\u0300') {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void encodeWord(String text, int from, int to, Scratch scratch, IntBuffer out) {

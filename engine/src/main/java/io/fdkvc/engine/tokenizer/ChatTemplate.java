@@ -1,16 +1,24 @@
 package io.fdkvc.engine.tokenizer;
 
+import io.fdkvc.core.InputException;
 import io.fdkvc.core.param.ParameterException;
 
-import java.util.Arrays;
-import java.util.LinkedHashSet;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
+import java.util.function.Consumer;
 
 /**
- * How a chat model expects a conversation written out, for the four formats this engine knows.
+ * How a chat model expects a conversation written out: the model's own Jinja template
+ * ({@link JinjaChatTemplate}, from {@code tokenizer.chat_template}) or one of four built-in
+ * formats ({@link BuiltinTemplate}, the fallback).
+ *
+ * <p>Whole conversations (what a server does on every request): {@link #render(List, boolean)}.
  *
  * <p>Incremental use (what a chat loop does; the context is never re-encoded):
  * <pre>{@code
@@ -20,225 +28,91 @@ import java.util.Set;
  * ...
  * }</pre>
  * {@code nextTurn} begins by closing the previous reply (its end marker, e.g. "&lt;|im_end|&gt;\n"),
- * because the stop token the model sampled is not fed back. The rendered text never contains the
- * leading BOS, which {@link #addBos()} asks the caller to add as a token; for Llama 3 that token
- * is "&lt;|begin_of_text|&gt;", for Llama 2 "&lt;s&gt;".
+ * because the stop token the model sampled is not fed back.
  *
- * <p>Invariant (tested): {@code render([system, u1, a1, u2, a2, u3], true)} equals
+ * <p>Invariant (tested for every built-in format and for the Jinja templates in the tests):
+ * {@code render([system, u1, a1, u2, a2, u3], true)} equals
  * {@code firstTurn(system, u1) + assistantText(a1) + nextTurn(u2) + assistantText(a2) + nextTurn(u3)},
- * so the incremental context holds exactly the text of the full conversation.
- *
- * <p>Simplifications against the models' own Jinja templates: no default system prompt (Qwen's
- * adds one), no tool calls, and {@link #LLAMA2} also serves Mistral-style "[INST]" templates.
+ * so the incremental context holds exactly the text of the full conversation. (A template that
+ * rewrites earlier turns, as Qwen3's drops the reasoning of replies before the last user message,
+ * keeps the invariant for replies without reasoning only.)
  */
-public enum ChatTemplate {
-    /** {@code <|im_start|>role\ncontent<|im_end|>\n}; the reply follows {@code <|im_start|>assistant\n}. */
-    CHATML("chatml") {
-        @Override
-        String system(String content) {
-            return block("system", content);
+public sealed interface ChatTemplate permits BuiltinTemplate, JinjaChatTemplate {
+    ChatTemplate CHATML = BuiltinTemplate.CHATML;
+    ChatTemplate LLAMA3 = BuiltinTemplate.LLAMA3;
+    ChatTemplate LLAMA2 = BuiltinTemplate.LLAMA2;
+    ChatTemplate PLAIN = BuiltinTemplate.PLAIN;
+
+    /** Who speaks: the role names Hugging Face templates see ({@link #id()}). */
+    enum Role {
+        SYSTEM, USER, ASSISTANT, TOOL;
+
+        /** "system", "user", "assistant", "tool". */
+        public String id() {
+            return name().toLowerCase(Locale.ROOT);
         }
 
-        @Override
-        String user(String content, String system, boolean first) {
-            return block("user", content);
+        /**
+         * The role named {@code name} (any case).
+         *
+         * @throws InputException for another name
+         */
+        public static Role of(String name) {
+            for (Role r : values()) {
+                if (r.id().equalsIgnoreCase(name == null ? "" : name.strip())) {
+                    return r;
+                }
+            }
+            throw new InputException("unknown message role '" + name + "'; known: system, user, assistant, tool");
         }
-
-        private static String block(String role, String content) {
-            return "<|im_start|>" + role + "\n" + content + "<|im_end|>\n";
-        }
-
-        @Override
-        String generationPrompt() {
-            return "<|im_start|>assistant\n";
-        }
-
-        @Override
-        public String assistantText(String content) {
-            return content;
-        }
-
-        @Override
-        public String endOfReply() {
-            return "<|im_end|>\n";
-        }
-
-        @Override
-        public boolean addBos() {
-            return false;
-        }
-
-        @Override
-        public List<String> stopStrings() {
-            return List.of("<|im_end|>", "<|im_start|>");
-        }
-
-        @Override
-        List<String> stopTokenStrings() {
-            return List.of("<|im_end|>", "<|endoftext|>");
-        }
-    },
+    }
 
     /**
-     * Llama 3: after BOS "&lt;|begin_of_text|&gt;", each message is
-     * {@code <|start_header_id|>role<|end_header_id|>\n\ncontent<|eot_id|>}, contents trimmed as
-     * Meta's template does.
+     * A call of a tool by the assistant, as templates see it
+     * ({@code {"id", "type": "function", "function": {"name", "arguments"}}}).
+     *
+     * @param id        the call's id, or null
+     * @param name      the function's name
+     * @param arguments a JSON text (templates print it as is) or a {@code Map} of the arguments
+     *                  (templates print it with {@code tojson}, as Hugging Face passes parsed arguments)
      */
-    LLAMA3("llama3") {
-        @Override
-        String system(String content) {
-            return header("system") + content.strip() + "<|eot_id|>";
+    record ToolCall(String id, String name, Object arguments) {
+        public ToolCall {
+            if (name == null || name.isBlank()) {
+                throw new InputException("a tool call needs a function name");
+            }
+            if (arguments == null) {
+                arguments = Map.of();
+            }
+            if (!(arguments instanceof String) && !(arguments instanceof Map<?, ?>)) {
+                throw new InputException("tool call '" + name + "': arguments must be a JSON text or a map, got "
+                        + arguments.getClass().getSimpleName());
+            }
         }
-
-        @Override
-        String user(String content, String system, boolean first) {
-            return header("user") + content.strip() + "<|eot_id|>";
-        }
-
-        private static String header(String role) {
-            return "<|start_header_id|>" + role + "<|end_header_id|>\n\n";
-        }
-
-        @Override
-        String generationPrompt() {
-            return header("assistant");
-        }
-
-        @Override
-        public String assistantText(String content) {
-            return content.strip();
-        }
-
-        @Override
-        public String endOfReply() {
-            return "<|eot_id|>";
-        }
-
-        @Override
-        public boolean addBos() {
-            return true;
-        }
-
-        @Override
-        public List<String> stopStrings() {
-            return List.of("<|eot_id|>", "<|start_header_id|>");
-        }
-
-        @Override
-        List<String> stopTokenStrings() {
-            return List.of("<|eot_id|>", "<|end_of_text|>", "<|eom_id|>");
-        }
-    },
+    }
 
     /**
-     * Llama 2: {@code [INST] user [/INST] reply </s><s>[INST] user [/INST]}, the system prompt inside
-     * the first instruction as {@code <<SYS>>\n...\n<</SYS>>\n\n}; contents trimmed. The first BOS
-     * comes from the caller, later ones are in the text ("&lt;s&gt;" is a control token).
+     * One message of a conversation.
+     *
+     * @param role             who speaks
+     * @param content          the text ("" for an assistant turn that only calls tools)
+     * @param reasoningContent an assistant's reasoning ("thinking"), or null; templates that know it
+     *                         (Qwen3) put it between &lt;think&gt; tags
+     * @param toolCalls        the assistant's tool calls (empty: none)
+     * @param toolCallId       for a tool result: the id of the call it answers, or null
      */
-    LLAMA2("llama2") {
-        @Override
-        String system(String content) {
-            return null; // folded into the next user message
-        }
-
-        @Override
-        String user(String content, String system, boolean first) {
-            String sys = system == null ? "" : "<<SYS>>\n" + system.strip() + "\n<</SYS>>\n\n";
-            return (first ? "" : "<s>") + "[INST] " + sys + content.strip() + " [/INST]";
-        }
-
-        @Override
-        String generationPrompt() {
-            return "";
-        }
-
-        @Override
-        public String assistantText(String content) {
-            return " " + content.strip();
-        }
-
-        @Override
-        public String endOfReply() {
-            return " </s>";
-        }
-
-        @Override
-        public boolean addBos() {
-            return true;
-        }
-
-        @Override
-        public List<String> stopStrings() {
-            return List.of("[INST]");
-        }
-
-        @Override
-        List<String> stopTokenStrings() {
-            return List.of("</s>");
-        }
-    },
-
-    /**
-     * For models without a chat template (base models, stories260K): {@code User: ...\nAssistant:}.
-     * The prompt ends with "Assistant:" and no space: SentencePiece and GPT-2 vocabularies carry a
-     * word's space in the word's own token ("▁Hello", "ĠHello"), so a trailing space would have to
-     * be a lone space token the model rarely saw there; {@link #assistantText} writes the reply
-     * with the space. Besides EOS, BOS stops a reply (a base model starts a new document with it,
-     * which is where run.c stops too).
-     */
-    PLAIN("plain") {
-        @Override
-        String system(String content) {
-            return content.strip() + "\n\n";
-        }
-
-        @Override
-        String user(String content, String system, boolean first) {
-            return "User: " + content.strip() + "\n";
-        }
-
-        @Override
-        String generationPrompt() {
-            return "Assistant:";
-        }
-
-        @Override
-        public String assistantText(String content) {
-            return " " + content.strip();
-        }
-
-        @Override
-        public String endOfReply() {
-            return "\n";
-        }
-
-        @Override
-        public boolean addBos() {
-            return true;
-        }
-
-        @Override
-        public List<String> stopStrings() {
-            return List.of("\nUser:");
-        }
-
-        @Override
-        List<String> stopTokenStrings() {
-            return List.of();
-        }
-
-        @Override
-        public int[] stopTokens(Tokenizer tokenizer) {
-            return withBos(super.stopTokens(tokenizer), tokenizer.bos());
-        }
-    };
-
-    public enum Role { SYSTEM, USER, ASSISTANT }
-
-    public record Message(Role role, String content) {
+    record Message(Role role, String content, String reasoningContent, List<ToolCall> toolCalls, String toolCallId) {
         public Message {
             Objects.requireNonNull(role, "role");
             Objects.requireNonNull(content, "content");
+            toolCalls = toolCalls == null ? List.of() : List.copyOf(toolCalls);
+            if (!toolCalls.isEmpty() && role != Role.ASSISTANT) {
+                throw new InputException("only assistant messages carry tool calls, not " + role.id() + " messages");
+            }
+        }
+
+        public Message(Role role, String content) {
+            this(role, content, null, List.of(), null);
         }
 
         public static Message system(String content) {
@@ -252,173 +126,120 @@ public enum ChatTemplate {
         public static Message assistant(String content) {
             return new Message(Role.ASSISTANT, content);
         }
-    }
 
-    private final String id;
-
-    ChatTemplate(String id) {
-        this.id = id;
-    }
-
-    /** The name {@link #byName} takes: chatml, llama3, llama2, plain. */
-    public String id() {
-        return id;
-    }
-
-    /** Text of a system message, or null when the format folds it into the next user message. */
-    abstract String system(String content);
-
-    /** Text of a user message; {@code system}: a folded system prompt, or null. */
-    abstract String user(String content, String system, boolean first);
-
-    /** Text after which the model writes the assistant's reply. */
-    abstract String generationPrompt();
-
-    /** Marker strings that end a reply when the vocabulary has them as single tokens. */
-    abstract List<String> stopTokenStrings();
-
-    /** How an assistant reply reads right after the generation prompt (Llama 2 and Plain: with a leading space). */
-    public abstract String assistantText(String content);
-
-    /** The text that closes an assistant reply (its end marker and separator). */
-    public abstract String endOfReply();
-
-    /** Whether the conversation starts with the tokenizer's BOS token (not part of the rendered text). */
-    public abstract boolean addBos();
-
-    /** Texts that end a reply when they appear in the decoded output (for vocabularies without the marker tokens). */
-    public abstract List<String> stopStrings();
-
-    /** Ids that end a reply: the vocabulary's EOS and this format's end markers that are single tokens. */
-    public int[] stopTokens(Tokenizer tokenizer) {
-        Set<Integer> ids = new LinkedHashSet<>();
-        if (tokenizer.eos() >= 0) {
-            ids.add(tokenizer.eos());
+        /** An assistant reply with its reasoning (null: none) and tool calls. */
+        public static Message assistant(String content, String reasoningContent, List<ToolCall> toolCalls) {
+            return new Message(Role.ASSISTANT, content, reasoningContent, toolCalls, null);
         }
-        for (String s : stopTokenStrings()) {
-            int id = tokenizer.tokenId(s);
-            if (id >= 0) {
-                ids.add(id);
-            }
+
+        /** A tool's result; {@code toolCallId} may be null. */
+        public static Message tool(String content, String toolCallId) {
+            return new Message(Role.TOOL, content, null, List.of(), toolCallId);
         }
-        return ids.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static int[] withBos(int[] ids, int bos) {
-        if (bos < 0 || Arrays.stream(ids).anyMatch(i -> i == bos)) {
-            return ids;
-        }
-        int[] out = Arrays.copyOf(ids, ids.length + 1);
-        out[ids.length] = bos;
-        return out;
+    /** "chatml", "llama3", "llama2", "plain", or "jinja" for a model's own template. */
+    String id();
+
+    /** {@link #render(List, boolean, Map)} without extra variables. */
+    default String render(List<Message> messages, boolean addGenerationPrompt) {
+        return render(messages, addGenerationPrompt, Map.of());
     }
+
+    /**
+     * The whole conversation as text; with {@code addGenerationPrompt} it ends where the
+     * assistant's next reply begins. {@code variables} go to a Jinja template as they are
+     * (Hugging Face's {@code apply_chat_template(..., **kwargs)}: {@code tools} as a list of maps,
+     * {@code enable_thinking}, ...); the built-in formats ignore them.
+     *
+     * @throws InputException when the template refuses the conversation ({@code raise_exception})
+     *                        or fails on it
+     */
+    String render(List<Message> messages, boolean addGenerationPrompt, Map<String, Object> variables);
 
     /** The opening of a conversation: system prompt (or null), the first user message, the generation prompt. */
-    public String firstTurn(String system, String user) {
-        Objects.requireNonNull(user, "user");
-        StringBuilder sb = new StringBuilder();
-        String folded = null;
-        if (system != null) {
-            String block = system(system);
-            if (block == null) {
-                folded = system;
-            } else {
-                sb.append(block);
-            }
-        }
-        return sb.append(user(user, folded, true)).append(generationPrompt()).toString();
-    }
+    String firstTurn(String system, String user);
 
     /**
      * A later turn, appended to a context that ends with the previous reply (its stop token not
      * fed): closes that reply, then the user message and the generation prompt.
      */
-    public String nextTurn(String user) {
-        Objects.requireNonNull(user, "user");
-        return endOfReply() + user(user, null, false) + generationPrompt();
-    }
+    String nextTurn(String user);
+
+    /** How an assistant reply reads right after the generation prompt (Llama 2 and Plain: with a leading space). */
+    String assistantText(String content);
+
+    /** The text that closes an assistant reply (its end marker and separator). */
+    String endOfReply();
 
     /**
-     * The whole conversation as text (without the leading BOS); with {@code addGenerationPrompt}
-     * it ends where the assistant's next reply begins. A Llama 2 system message goes into the
-     * following user message (and is dropped when none follows).
+     * Whether the conversation starts with the tokenizer's BOS token, which is not part of the
+     * rendered text. False for Jinja templates: they write {@code bos_token} themselves where the
+     * model wants it.
      */
-    public String render(List<Message> messages, boolean addGenerationPrompt) {
-        StringBuilder sb = new StringBuilder();
-        String folded = null;
-        boolean first = true;
-        for (Message m : messages) {
-            switch (m.role()) {
-                case SYSTEM -> {
-                    String block = system(m.content());
-                    if (block == null) {
-                        folded = m.content();
-                    } else {
-                        sb.append(block);
-                    }
-                }
-                case USER -> {
-                    sb.append(user(m.content(), folded, first));
-                    folded = null;
-                    first = false;
-                }
-                case ASSISTANT -> {
-                    sb.append(generationPrompt()).append(assistantText(m.content())).append(endOfReply());
-                    first = false;
-                }
-            }
-        }
-        if (addGenerationPrompt) {
-            sb.append(generationPrompt());
-        }
-        return sb.toString();
+    boolean addBos();
+
+    /** Texts that end a reply when they appear in the decoded output (for vocabularies without the marker tokens). */
+    List<String> stopStrings();
+
+    /** Ids that end a reply: the vocabulary's EOS and this format's end markers that are single tokens. */
+    int[] stopTokens(Tokenizer tokenizer);
+
+    /** See {@link BuiltinTemplate#detect}. */
+    static BuiltinTemplate detect(String jinjaTemplateOrNull, Vocabulary vocabulary) {
+        return BuiltinTemplate.detect(jinjaTemplateOrNull, vocabulary);
+    }
+
+    /** A built-in format by name: chatml, llama3, llama2 or plain (see {@link BuiltinTemplate#byName}). */
+    static ChatTemplate byName(String name) {
+        return BuiltinTemplate.byName(name);
     }
 
     /**
-     * Picks the format from a model's Jinja chat template (GGUF {@code tokenizer.chat_template};
-     * when null, the vocabulary's): "&lt;|im_start|&gt;" → ChatML, "&lt;|start_header_id|&gt;" → Llama 3,
-     * "[INST]" → Llama 2. Without a recognisable template, the vocabulary's tokens decide
-     * ("&lt;|im_start|&gt;", "&lt;|start_header_id|&gt;"), and otherwise {@link #PLAIN}.
+     * The template a model asks for: its own Jinja template when it has one that renders a probe
+     * conversation; otherwise (no template, or one this engine cannot render: {@code warnings}
+     * gets one line saying why) the built-in format {@link #detect} picks.
      */
-    public static ChatTemplate detect(String jinjaTemplateOrNull, Vocabulary vocabulary) {
-        String jinja = jinjaTemplateOrNull != null ? jinjaTemplateOrNull
-                : vocabulary != null ? vocabulary.chatTemplate() : null;
-        if (jinja != null) {
-            if (jinja.contains("<|im_start|>")) {
-                return CHATML;
-            }
-            if (jinja.contains("<|start_header_id|>")) {
-                return LLAMA3;
-            }
-            if (jinja.contains("[INST]")) {
-                return LLAMA2;
+    static ChatTemplate forModel(Vocabulary vocabulary, Consumer<String> warnings) {
+        String jinja = vocabulary.chatTemplate();
+        if (jinja != null && !jinja.isBlank()) {
+            try {
+                return JinjaChatTemplate.of(jinja, vocabulary);
+            } catch (InputException e) {
+                BuiltinTemplate fallback = detect(jinja, vocabulary);
+                warnings.accept("warning: the model's chat template (tokenizer.chat_template) cannot be used ("
+                        + e.getMessage() + "); using the built-in " + fallback.id() + " format");
+                return fallback;
             }
         }
-        if (vocabulary != null && vocabulary.tokens() != null) {
-            List<String> tokens = Arrays.asList(vocabulary.tokens());
-            if (tokens.contains("<|im_start|>")) {
-                return CHATML;
-            }
-            if (tokens.contains("<|start_header_id|>")) {
-                return LLAMA3;
-            }
-        }
-        return PLAIN;
+        return detect(null, vocabulary);
     }
 
     /**
-     * The format named by the {@code --template} option: chatml, llama3, llama2 or plain (any case).
+     * What {@code --template} names: null for the model's own ({@link #forModel}); chatml,
+     * llama3, llama2 or plain for a built-in format; {@code jinja:FILE} for a Jinja template read
+     * from a file (rendered with the model's BOS and EOS strings).
      *
-     * @throws ParameterException naming {@code --template} for anything else
+     * @throws InputException for an unknown name or an unreadable or unusable template file
      */
-    public static ChatTemplate byName(String name) {
-        String key = name == null ? "" : name.strip().toLowerCase(Locale.ROOT);
-        for (ChatTemplate t : values()) {
-            if (t.id.equals(key)) {
-                return t;
+    static ChatTemplate select(String option, Vocabulary vocabulary, Consumer<String> warnings) {
+        if (option == null) {
+            return forModel(vocabulary, warnings);
+        }
+        if (option.startsWith("jinja:")) {
+            Path file = Path.of(option.substring("jinja:".length()));
+            String source;
+            try {
+                source = Files.readString(file, StandardCharsets.UTF_8);
+            } catch (IOException | RuntimeException e) {
+                throw new ParameterException("template", option + ": cannot read " + file + ": " + e.getMessage());
+            }
+            try {
+                return JinjaChatTemplate.of(source, vocabulary);
+            } catch (InputException e) {
+                throw new ParameterException("template", option + ": " + e.getMessage());
             }
         }
-        throw new ParameterException("template", "unknown chat template '" + name
-                + "'; choose one of chatml, llama3, llama2, plain");
+        return byName(option);
     }
 }

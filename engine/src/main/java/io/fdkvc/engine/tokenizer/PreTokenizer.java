@@ -23,7 +23,10 @@ public enum PreTokenizer {
      * Llama 3 also looks a whole word up before merging (HF {@code ignore_merges}).
      */
     LLAMA3(Regex.LLAMA3),
-    /** Qwen2: Llama 3's pattern with single digits. */
+    /**
+     * Qwen2 (Qwen2, 2.5, 3): Llama 3's pattern with single digits. Qwen's tokenizer normalises
+     * text to Unicode NFC before splitting it (HF {@code normalizer: NFC}).
+     */
     QWEN2(Regex.QWEN2),
     /** SmolLM: every digit on its own first, then GPT-2's pattern (HF: Digits(individual) + ByteLevel). */
     SMOLLM("\\p{N}", Regex.GPT2);
@@ -45,6 +48,11 @@ public enum PreTokenizer {
         for (int i = 0; i < regexes.length; i++) {
             stages[i] = Pattern.compile(regexes[i], Pattern.UNICODE_CHARACTER_CLASS);
         }
+    }
+
+    /** Whether the model's tokenizer normalises text to Unicode NFC before this split (Qwen2's does). */
+    public boolean nfc() {
+        return this == QWEN2;
     }
 
     /**

@@ -9,7 +9,8 @@ import java.util.Arrays;
  * SentencePiece-style BPE with scores and byte fallback (GGUF model "llama", llama2.c's
  * tokenizer file), encoding exactly as llama2.c's run.c {@code encode} does for a prompt:
  * <ol>
- *   <li>a dummy prefix: the space token goes in front of non-empty text;</li>
+ *   <li>a dummy prefix: the space token goes in front of non-empty text, unless the vocabulary
+ *       says otherwise ({@code tokenizer.ggml.add_space_prefix = false}, {@link Vocabulary#addSpacePrefix()});</li>
  *   <li>each UTF-8 character becomes the token with that one character, or, when there is none,
  *       one byte token "&lt;0xXX&gt;" per byte (the unknown token if the vocabulary lacks byte
  *       tokens);</li>
@@ -26,7 +27,8 @@ import java.util.Arrays;
  * of two token strings is a token exactly when that token splits into them), without building
  * strings while encoding. Where two tokens share one string the lower id stands for it.
  *
- * <p>Decoding: "▁" becomes a space, byte tokens their byte, control tokens nothing. The dummy
+ * <p>Decoding: "▁" becomes a space, byte tokens their byte, control, unknown and unused tokens
+ * nothing (llama.cpp's {@code llama_token_to_piece} without {@code special}). The dummy
  * prefix is dropped from the first token of a text and from a token that follows a special token
  * (run.c: "following BOS, sentencepiece strips any leading whitespace"), so that
  * {@code decode(encode(s)).equals(s)}.
@@ -90,7 +92,7 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
         for (int id = 0; id < n; id++) {
             String t = tokens[id];
             int b = types[id] == BYTE ? byteOf(t) : -1;
-            if (types[id] == CONTROL) {
+            if (types[id] == CONTROL || types[id] == UNKNOWN || types[id] == UNUSED) {
                 tokenBytes[id] = new byte[0];
             } else if (b >= 0) {
                 tokenBytes[id] = new byte[] {(byte) b};
@@ -98,7 +100,7 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
                 tokenBytes[id] = t.getBytes(StandardCharsets.UTF_8);
             } else {
                 tokenBytes[id] = t.replace((char) spaceSymbol, ' ').getBytes(StandardCharsets.UTF_8);
-                dummySpace[id] = spaceId >= 0 && !t.isEmpty() && t.charAt(0) == spaceSymbol;
+                dummySpace[id] = addSpacePrefix && spaceId >= 0 && !t.isEmpty() && t.charAt(0) == spaceSymbol;
             }
         }
         setTables(buildRules(), tokenBytes, dummySpace);
@@ -141,7 +143,7 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
         }
         SymbolMerger merger = scratch.merger;
         merger.reset();
-        if (prefix && spaceId >= 0) {
+        if (prefix && addSpacePrefix && spaceId >= 0) {
             merger.add(spaceId);
         }
         byte[] buf = scratch.utf8;

@@ -14,6 +14,11 @@ import java.util.Arrays;
  * concatenation of all returned strings plus {@link #flush()} equals {@link Tokenizer#decode} of
  * the same ids (for a decoder made with {@code startOfText = true}).
  *
+ * <p>Control, unknown and unused tokens produce no text, unless the decoder renders special
+ * tokens ({@link Tokenizer#decoder(boolean, boolean)}): then control and unknown tokens show their
+ * strings, as llama.cpp prints them with {@code special = true}. Bytes that can never complete a
+ * character become U+FFFD (llama.cpp writes them raw; a UTF-8 terminal shows the same).
+ *
  * <p>SentencePiece dummy prefix: the space that encoding put in front of the text is dropped from
  * the first token of the text and from any token directly after a special token (BOS included),
  * which covers run.c's rule ("following BOS, strip the leading space").
@@ -26,6 +31,8 @@ public final class TokenDecoder {
     private final byte[][] tokenBytes;
     private final boolean[] dummySpace;
     private final boolean[] special;
+    /** By id, the text a control or unknown token shows instead of nothing; null: none shown. */
+    private final byte[][] specialText;
     private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPLACE)
             .onUnmappableCharacter(CodingErrorAction.REPLACE);
@@ -37,8 +44,9 @@ public final class TokenDecoder {
     private boolean atStart;
     private int previous = -1;
 
-    TokenDecoder(byte[][] tokenBytes, boolean[] dummySpace, boolean[] special, boolean startOfText) {
+    TokenDecoder(byte[][] tokenBytes, boolean[] dummySpace, boolean[] special, byte[][] specialText, boolean startOfText) {
         this.tokenBytes = tokenBytes;
+        this.specialText = specialText;
         this.dummySpace = dummySpace;
         this.special = special;
         this.atStart = startOfText;
@@ -89,7 +97,7 @@ public final class TokenDecoder {
         if (id < 0 || id >= tokenBytes.length) {
             throw new IllegalArgumentException("token id " + id + " outside the vocabulary of " + tokenBytes.length);
         }
-        byte[] bytes = tokenBytes[id];
+        byte[] bytes = specialText != null && specialText[id] != null ? specialText[id] : tokenBytes[id];
         int skip = dummySpace[id] && (atStart || (previous >= 0 && special[previous])) ? 1 : 0;
         atStart = false;
         previous = id;

@@ -15,7 +15,8 @@ public interface Tokenizer {
     /**
      * Encodes plain text; strings that look like special tokens ("&lt;|im_start|&gt;") are ordinary text
      * here. A SentencePiece vocabulary adds its dummy-prefix space in front of non-empty text, as
-     * llama2.c's run.c does for a prompt.
+     * llama2.c's run.c does for a prompt (unless {@link Vocabulary#addSpacePrefix()} is false); a
+     * Qwen2 vocabulary normalises the text to Unicode NFC first.
      */
     int[] encode(String text);
 
@@ -36,8 +37,8 @@ public interface Tokenizer {
     int[] encodeWithSpecials(String text, boolean startOfText);
 
     /**
-     * The text of a token sequence: control tokens (type 3: BOS, EOS, "&lt;|im_end|&gt;", ...) produce no
-     * text; byte tokens are raw bytes; the result is decoded as UTF-8 with U+FFFD for malformed or
+     * The text of a token sequence: control, unknown and unused tokens (types 3, 2, 5: BOS, EOS,
+     * "&lt;|im_end|&gt;", ...) produce no text; byte tokens are raw bytes; the result is decoded as UTF-8 with U+FFFD for malformed or
      * unfinished sequences. Same as feeding the ids to {@link #decoder(boolean) decoder(true)} and
      * flushing it.
      */
@@ -49,7 +50,22 @@ public interface Tokenizer {
      * a SentencePiece dummy-prefix space on it is dropped (as {@link #decode} does); pass false for a
      * decoder that continues after a prompt whose text was not decoded with it.
      */
-    TokenDecoder decoder(boolean startOfText);
+    default TokenDecoder decoder(boolean startOfText) {
+        return decoder(startOfText, false);
+    }
+
+    /**
+     * {@link #decoder(boolean)}, where {@code renderSpecial} shows control and unknown tokens as
+     * their stored strings ("&lt;|im_end|&gt;", "&lt;s&gt;"), as llama.cpp's
+     * {@code llama_token_to_piece(..., special = true)} and {@code llama-cli --special} do.
+     */
+    TokenDecoder decoder(boolean startOfText, boolean renderSpecial);
+
+    /**
+     * Whether a sequence starts with {@link #bos()}: the file's {@code tokenizer.ggml.add_bos_token},
+     * or llama.cpp's default for the vocabulary ({@link Vocabulary#defaultAddBos}).
+     */
+    boolean addBos();
 
     /** Beginning-of-sequence id, or -1 when the vocabulary has none. */
     int bos();

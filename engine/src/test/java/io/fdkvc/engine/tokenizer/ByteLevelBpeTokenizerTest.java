@@ -9,6 +9,7 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 import org.junit.jupiter.api.Test;
 
+import java.text.Normalizer;
 import java.util.List;
 
 import static io.fdkvc.engine.tokenizer.TestVocabularies.byteLevel;
@@ -154,9 +155,11 @@ class ByteLevelBpeTokenizerTest {
     void roundTripsAnyText(@ForAll("unicode") String s) {
         for (String pre : List.of("gpt2", "llama-bpe", "qwen2", "smollm", "unknown-pre")) {
             Tokenizer t = Tokenizers.from(byteLevel(pre, MERGE_TOKENS, null, MERGES, -1, -1));
+            // Qwen2 normalises to NFC first, so its text comes back composed
+            String expected = pre.equals("qwen2") ? Normalizer.normalize(s, Normalizer.Form.NFC) : s;
             int[] ids = t.encode(s);
-            assertThat(t.decode(ids)).isEqualTo(s);
-            assertThat(t.decode(t.encodeWithSpecials(s))).isEqualTo(s);
+            assertThat(t.decode(ids)).isEqualTo(expected);
+            assertThat(t.decode(t.encodeWithSpecials(s))).isEqualTo(expected);
         }
     }
 

@@ -116,6 +116,31 @@ class SentencePieceTokenizerTest {
         assertThat(GGUF.encodeWithSpecials("Once</s>Once", false)).containsExactly(441, 416, 331, 2, 403);
     }
 
+    private static final Tokenizer NO_PREFIX = Tokenizers.from(TestVocabularies.stories260KGguf().withFlags(null, false));
+
+    /**
+     * {@code tokenizer.ggml.add_space_prefix = false}: no dummy space. "Once upon a time" then
+     * starts with "Once" as a continuation does (441 416 331, see specialTokensInText), and the
+     * decoded text keeps every space it has.
+     */
+    @Test
+    void withoutTheSpacePrefixNoDummySpaceIsAddedOrDropped() {
+        assertThat(NO_PREFIX.encode("Once upon a time")).containsExactly(441, 416, 331, 407, 261, 378);
+        assertThat(NO_PREFIX.encodeWithSpecials("<s>Once")).containsExactly(1, 441, 416, 331);
+        assertThat(NO_PREFIX.decode(new int[] {403, 407})).isEqualTo(" Once upon");
+        assertThat(NO_PREFIX.decode(new int[] {1, 403})).isEqualTo(" Once");
+        assertThat(NO_PREFIX.encode("")).isEmpty();
+        assertThat(GGUF.addBos()).isTrue();
+    }
+
+    /** With the prefix, encode(s) is the prefix-less encoding of " " + s: the dummy space is the only difference. */
+    @Property(tries = 200)
+    void theSpacePrefixIsOneLeadingSpace(@ForAll("ascii") String s) {
+        if (s.isEmpty()) return;
+        assertThat(GGUF.encode(s)).containsExactly(NO_PREFIX.encode(" " + s));
+        assertThat(NO_PREFIX.decode(NO_PREFIX.encode(s))).isEqualTo(s);
+    }
+
     /* Hand-made vocabularies for the merge order. */
     private static Tokenizer spm(String[] tokens, float[] scores) {
         return Tokenizers.from(new Vocabulary("llama", null, tokens, scores, null, null, -1, -1, null));

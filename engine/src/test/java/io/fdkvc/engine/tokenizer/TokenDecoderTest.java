@@ -95,6 +95,25 @@ class TokenDecoderTest {
         assertThat(BYTES.decode(new int[] {257, 256})).isEqualTo(" the");
     }
 
+    /**
+     * As llama.cpp's token_to_piece: without special, control and unknown tokens give nothing;
+     * with special, their strings; user-defined tokens always their text; a dummy space after a
+     * rendered control token is still dropped (run.c's rule after BOS).
+     */
+    @Test
+    void specialTokensAreRenderedOnlyWhenAsked() {
+        int unk = 0, bos = 1, eos = 2, once = 403;
+        Tokenizer gguf = Tokenizers.from(TestVocabularies.stories260KGguf()); // tok512.bin writes BOS as "\n<s>\n"
+        assertThat(gguf.decode(new int[] {unk, bos, once, eos})).isEqualTo("Once");
+        TokenDecoder d = gguf.decoder(true, true);
+        StringBuilder sb = new StringBuilder();
+        for (int id : new int[] {unk, bos, once, eos}) d.next(id, sb);
+        assertThat(sb).hasToString("<unk><s>Once</s>");
+        // byte-level: "<|eot_id|>" (257) is a control token
+        assertThat(BYTES.decode(new int[] {256, 257})).isEqualTo(" the");
+        assertThat(BYTES.decoder(true, true).next(257)).isEqualTo("<|eot_id|>");
+    }
+
     @Test
     void rejectsIdsOutsideTheVocabulary() {
         assertThatThrownBy(() -> TOK512.decoder(true).next(512)).isInstanceOf(IllegalArgumentException.class)

@@ -2,7 +2,7 @@ package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
-import io.fdkvc.cli.engine.ReplyText;
+import io.fdkvc.engine.chat.ReplyText;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.model.Llama;

@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
                 GenerateCommand.class,
                 ChatCommand.class,
                 BenchCommand.class,
+                ServeCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

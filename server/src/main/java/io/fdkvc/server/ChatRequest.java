@@ -19,7 +19,8 @@ public record ChatRequest(List<Message> messages, GenerationParams params, boole
     /** Longest reply a request may ask for. */
     public static final int MAX_TOKENS_LIMIT = 1 << 16;
 
-    public static ChatRequest parse(JsonMapper json, byte[] body, int defaultMaxTokens, long defaultSeed) {
+    public static ChatRequest parse(JsonMapper json, byte[] body, int defaultMaxTokens, float defaultTemperature, float defaultTopP,
+                                    long defaultSeed) {
         JsonNode root;
         try {
             root = json.readTree(body);
@@ -46,8 +47,8 @@ public record ChatRequest(List<Message> messages, GenerationParams params, boole
             }
             maxTokens = (int) v.asLong();
         }
-        float temperature = (float) number(root, "temperature", 1.0, 0, 2);
-        float topP = (float) number(root, "top_p", 1.0, Double.MIN_VALUE, 1);
+        float temperature = (float) number(root, "temperature", defaultTemperature, 0, 2);
+        float topP = (float) number(root, "top_p", defaultTopP, Double.MIN_VALUE, 1);
         long seed = defaultSeed;
         JsonNode s = root.get("seed");
         if (s != null && !s.isNull()) {

@@ -38,9 +38,11 @@ public final class ChatServer implements AutoCloseable {
      * @param queue            requests waiting beyond those; more get 429
      * @param defaultMaxTokens reply limit when a request gives none
      * @param maxBodyBytes     larger request bodies get 413
+     * @param defaultTemperature temperature for requests without one
+     * @param defaultTopP      top_p for requests without one
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                          int defaultMaxTokens, int maxBodyBytes) {
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
         public Options {
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
@@ -49,6 +51,10 @@ public final class ChatServer implements AutoCloseable {
             if (defaultMaxTokens < 1) throw new InputException("--max-tokens must be >= 1, got " + defaultMaxTokens);
             if (maxBodyBytes < 1024) throw new InputException("--max-body must be >= 1024 bytes, got " + maxBodyBytes);
             if (apiKey != null && apiKey.isBlank()) throw new InputException("--api-key must not be blank");
+            if (!(defaultTemperature >= 0 && defaultTemperature <= 2)) {
+                throw new InputException("--temperature must be in [0, 2] for the server, got " + defaultTemperature);
+            }
+            if (!(defaultTopP > 0 && defaultTopP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + defaultTopP);
         }
     }
 
@@ -181,7 +187,8 @@ public final class ChatServer implements AutoCloseable {
         }
         byte[] body = ctx.bodyAsBytes();
         if (body.length > options.maxBodyBytes()) throw fromJavalin(413);
-        ChatRequest req = ChatRequest.parse(JSON, body, options.defaultMaxTokens(), UUID.randomUUID().getLeastSignificantBits());
+        ChatRequest req = ChatRequest.parse(JSON, body, options.defaultMaxTokens(), options.defaultTemperature(),
+                options.defaultTopP(), UUID.randomUUID().getLeastSignificantBits());
         try {
             m.format().validate(req.messages());
         } catch (InputException e) {

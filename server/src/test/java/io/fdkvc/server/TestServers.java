@@ -35,7 +35,7 @@ final class TestServers {
     }
 
     static ChatServer.Options options(int sessions, Path dir, String apiKey, int parallel, int queue) {
-        return new ChatServer.Options("127.0.0.1", 0, sessions, dir, apiKey, parallel, queue, 32, 64 * 1024);
+        return new ChatServer.Options("127.0.0.1", 0, sessions, dir, apiKey, parallel, queue, 32, 64 * 1024, 0f, 1f);
     }
 
     static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens) throws IOException {

@@ -119,6 +119,11 @@ public final class ChatServer implements AutoCloseable {
         };
     }
 
+    /** The model thread (package-private for tests). */
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
     /** The bound port (the ephemeral one when 0 was asked). */
     public int port() {
         return app.port();

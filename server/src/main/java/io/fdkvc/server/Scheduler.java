@@ -27,6 +27,7 @@ final class Scheduler implements AutoCloseable {
     private final List<Job> active = new ArrayList<>();
     private final Thread thread;
     private volatile boolean closed;
+    private boolean paused; // tests: hold the model thread between iterations
     private int prefillTurn;
 
     Scheduler(ServedModel model, int parallel, int queueCapacity, boolean persist, Metrics metrics) {
@@ -41,13 +42,21 @@ final class Scheduler implements AutoCloseable {
         thread.start();
     }
 
-    /** Queues a job; false when the queue is full. */
+    /** Queues a job; false when {@code parallel} requests are in progress and {@code queue} more wait. */
     boolean submit(Job job) {
         synchronized (lock) {
-            if (closed || waiting.size() >= queueCapacity) return false;
+            if (closed || active.size() + waiting.size() >= parallel + queueCapacity) return false;
             waiting.add(job);
             lock.notifyAll();
             return true;
+        }
+    }
+
+    /** Holds (true) or releases the model thread between loop iterations; for tests that need a request to stay queued. */
+    void pause(boolean hold) {
+        synchronized (lock) {
+            paused = hold;
+            lock.notifyAll();
         }
     }
 
@@ -69,7 +78,7 @@ final class Scheduler implements AutoCloseable {
         List<Reply> ready = new ArrayList<>();
         while (true) {
             synchronized (lock) {
-                while (!closed && active.isEmpty() && waiting.isEmpty()) {
+                while (!closed && (paused || active.isEmpty() && waiting.isEmpty())) {
                     try {
                         lock.wait();
                     } catch (InterruptedException e) {

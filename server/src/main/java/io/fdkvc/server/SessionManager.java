@@ -38,7 +38,8 @@ final class SessionManager {
     private final PrintStream log;
     // access order: the first entries are the least recently used
     private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
-    private final Map<String, String> byFingerprint = new HashMap<>();
+    // transcript fingerprint -> sessions with that transcript (several clients may hold the same history)
+    private final Map<String, java.util.Set<String>> byFingerprint = new HashMap<>();
     private final Map<String, String> refused = new HashMap<>(); // file name -> why
 
     /** One session: live (conversation in memory) or stored (on disk only). */
@@ -83,7 +84,7 @@ final class SessionManager {
                 e.evictions = s.evictions();
                 stored(e, s.state());
                 entries.put(e.id, e);
-                byFingerprint.put(e.fingerprint, e.id);
+                index(e);
             } catch (SessionStore.Refused r) {
                 refused.put(f.getFileName().toString(), r.getMessage());
                 log.println("fdkvc serve: " + r.getMessage() + "; not used");
@@ -146,14 +147,16 @@ final class SessionManager {
         }
         String[] prefixes = prefixFingerprints(messages);
         for (int k = messages.size() - 1; k >= 1; k--) {
-            String id = byFingerprint.get(prefixes[k]);
-            if (id == null) continue;
-            Entry e = entries.get(id);
-            if (e == null || e.busy) continue;
-            load(e);
-            if (e.conversation.continuedBy(messages)) {
-                e.busy = true;
-                return e;
+            java.util.Set<String> ids = byFingerprint.get(prefixes[k]);
+            if (ids == null) continue;
+            for (String id : List.copyOf(ids)) {
+                Entry e = entries.get(id);
+                if (e == null || e.busy) continue;
+                load(e);
+                if (e.conversation.continuedBy(messages)) {
+                    e.busy = true;
+                    return e;
+                }
             }
         }
         Entry e = new Entry(UUID.randomUUID().toString());
@@ -216,7 +219,7 @@ final class SessionManager {
                 figures(e);
                 e.evictions += job.evicted;
                 e.fingerprint = fingerprint(e.conversation.messages(), e.conversation.messages().size());
-                byFingerprint.put(e.fingerprint, e.id);
+                index(e);
             }
             e.busy = false;
             if (e.live() && e.conversation.turns() == 0 && entries.get(e.id) == e && e.turns == 0) {
@@ -229,8 +232,18 @@ final class SessionManager {
         if (failed != null) log.println("fdkvc serve: cannot store session: " + failed.getMessage());
     }
 
+    private void index(Entry e) {
+        byFingerprint.computeIfAbsent(e.fingerprint, f -> new java.util.LinkedHashSet<>()).add(e.id);
+    }
+
     private void unindex(Entry e) {
-        if (e.fingerprint != null && e.id.equals(byFingerprint.get(e.fingerprint))) byFingerprint.remove(e.fingerprint);
+        if (e.fingerprint != null) {
+            java.util.Set<String> ids = byFingerprint.get(e.fingerprint);
+            if (ids != null) {
+                ids.remove(e.id);
+                if (ids.isEmpty()) byFingerprint.remove(e.fingerprint);
+            }
+        }
         e.fingerprint = null;
     }
 

@@ -59,6 +59,7 @@ public final class ChatServer implements AutoCloseable {
     }
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final long IDLE_TIMEOUT_MS = 30L * 60 * 1000;
 
     private final Options options;
     private final PrintStream log;
@@ -79,6 +80,9 @@ public final class ChatServer implements AutoCloseable {
             cfg.http.prefer405over404 = true;
             cfg.http.compressionStrategy = CompressionStrategy.NONE;
             cfg.startup.showJavalinBanner = false;
+            // a request may wait in the queue, or a long history be prefilled, for longer than
+            // Jetty's default 30 s without a byte written
+            cfg.jetty.modifyHttpConfiguration(hc -> hc.setIdleTimeout(IDLE_TIMEOUT_MS));
             cfg.requestLogger.http((ctx, ms) -> metrics.request(ctx.statusCode()));
             cfg.routes.addHttpHandler(HandlerType.BEFORE, "/*", this::authorize);
             cfg.routes.get("/health", this::health);

@@ -3,7 +3,7 @@ package io.fdkvc.cli;
 import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
 import io.fdkvc.cli.engine.ModelTokenizers;
-import io.fdkvc.cli.engine.ReplyText;
+import io.fdkvc.engine.chat.ReplyText;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
 import io.fdkvc.core.policy.PolicySpec;

@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
                 TokenizeCommand.class,
                 ChatCommand.class,
                 BenchCommand.class,
+                ServeCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

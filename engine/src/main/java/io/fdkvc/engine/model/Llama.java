@@ -319,6 +319,92 @@ public final class Llama implements AutoCloseable {
         return logits;
     }
 
+    // ---- one decode step for several conversations (continuous batching) ----------------------
+
+    private float[] batchLogits = new float[0];
+    private float[] rowSave = new float[0];
+    private final LlamaWorkers.Body batchClassifierPhase = this::batchClassifierRange;
+
+    /**
+     * One decode step for {@code n} conversations at once: {@code tokens[b]} at the next position
+     * of {@code caches[b]} (distinct caches, each with headroom). The weight products run once
+     * for the {@code n} tokens as a matrix (the prefill kernels), while each token attends only
+     * over its own cache, with the same per-layer attention code as {@link #forward}. Returns the
+     * logits, row {@code b} at {@code b * vocab} (valid until the next call).
+     *
+     * <p>Each row's arithmetic does not depend on the other rows, but the matrix kernel sums in a
+     * different order than the single-token dot product (last bits), see {@link FloatTensor#matmul}.
+     */
+    public float[] forwardDecodeBatch(KvCache[] caches, int[] tokens, int n) {
+        if (n < 1 || n > maxBatch || n > caches.length || n > tokens.length) {
+            throw new IllegalArgumentException("decode batch of " + n + " conversations, limit " + maxBatch);
+        }
+        for (int b = 0; b < n; b++) {
+            KvCache cache = caches[b];
+            if (cache.headroom() < 1) throw new IllegalStateException("conversation " + b + " has no turn headroom");
+            if (cache.layers() != layers || cache.kvHeads() != kvHeads || cache.headDim() != hd) {
+                throw new IllegalArgumentException("cache shaped for another model");
+            }
+            for (int a = 0; a < b; a++) if (caches[a] == cache) throw new IllegalArgumentException("a cache appears twice in a batch");
+            int tok = tokens[b];
+            if (tok < 0 || tok >= vocab) throw new IllegalArgumentException("token " + tok + " outside the vocabulary of " + vocab);
+            w.tokenEmbedding().dequantizeRow(tok, x, b * dim);
+            if (cache.positionMode() == PositionMode.ORIGINAL) rope.ensure(cache.nextPosition() + 1);
+        }
+        if (rowSave.length < qDim) rowSave = new float[qDim];
+        for (int l = 0; l < layers; l++) {
+            pLayer = l;
+            pBatch = n;
+            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.attnNorm()[l], dim, c.normEps());
+            parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
+            for (int t = 0; t < n; t++) {
+                if (!neox) {
+                    LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
+                    LlamaRope.deinterleave(k, t * kvDim, kvHeads, hd, headTmp);
+                }
+                caches[t].append(l, 0, k, t * kvDim, v, t * kvDim, q, t * qDim);
+            }
+            // attention one conversation at a time, through the single-token phases on row 0:
+            // rows 1.. are moved to row 0 and their output back; row 0 itself goes last
+            System.arraycopy(q, 0, rowSave, 0, qDim);
+            for (int t = n - 1; t >= 0; t--) {
+                System.arraycopy(t == 0 ? rowSave : q, t * qDim, q, 0, qDim);
+                attendOne(caches[t], l);
+                if (t > 0) System.arraycopy(xb2, 0, xb2, t * qDim, qDim);
+            }
+            pBatch = n;
+            parallel(dim, outputProjPhase, (long) dim * qDim * n);
+            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.ffnNorm()[l], dim, c.normEps());
+            parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
+            parallel(dim, ffnDownPhase, (long) dim * hidden * n);
+        }
+        for (int b = 0; b < n; b++) caches[b].advance(1);
+        pCache = null;
+        for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.outputNorm(), dim, c.normEps());
+        if (batchLogits.length < n * vocab) batchLogits = new float[maxBatch * vocab];
+        pBatch = n;
+        parallel(vocab, batchClassifierPhase, (long) vocab * dim * n);
+        return batchLogits;
+    }
+
+    /** Attention of the token in row 0 over {@code cache}'s layer {@code l} (a one-token chunk). */
+    private void attendOne(KvCache cache, int l) {
+        pCache = cache;
+        pBatch = 1;
+        long t0 = System.nanoTime();
+        prepareAttention(cache, l);
+        parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
+        long t1 = System.nanoTime();
+        parallel(heads, attentionPhase, (long) keyStart[kvHeads] * hd * 2 * group);
+        long t2 = System.nanoTime();
+        ropeNanos += t1 - t0;
+        attentionNanos += t2 - t0;
+    }
+
+    private void batchClassifierRange(int worker, int from, int to) {
+        w.output().matmul(from, to, xb, 0, dim, pBatch, batchLogits, 0, vocab);
+    }
+
     /**
      * Below this many multiply-adds a phase runs on the calling thread: waking a second thread
      * costs microseconds (milliseconds when the machine is oversubscribed), more than such a

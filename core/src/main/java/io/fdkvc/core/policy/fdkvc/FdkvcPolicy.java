@@ -50,6 +50,19 @@ public final class FdkvcPolicy implements Policy {
     @Override public boolean modulatesAttention() { return p.beta() > 0; }
     @Override public boolean readsAttention() { return true; }
 
+    /** alpha and the last loss: the only state FD-KVC carries between turns besides the stream's scores. */
+    @Override
+    public double[] exportState() {
+        return new double[] {alpha, loss};
+    }
+
+    @Override
+    public void restoreState(double[] state) {
+        if (state.length != 2) throw new IllegalArgumentException("fdkvc state has 2 values (alpha, loss), got " + state.length);
+        alpha = state[0];
+        loss = state[1];
+    }
+
     @Override
     public void endTurn(KvStream s, Turn t) {
         s.beginUpdate();

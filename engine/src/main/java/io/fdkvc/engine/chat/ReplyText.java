@@ -1,4 +1,4 @@
-package io.fdkvc.cli.engine;
+package io.fdkvc.engine.chat;
 
 import io.fdkvc.engine.tokenizer.TokenDecoder;
 import java.util.List;

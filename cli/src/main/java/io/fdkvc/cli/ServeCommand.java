@@ -1,0 +1,122 @@
+package io.fdkvc.cli;
+
+import io.fdkvc.cli.engine.EngineOptions;
+import io.fdkvc.cli.engine.ModelOptions;
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.chat.ChatFormat;
+import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.tokenizer.Tokenizers;
+import io.fdkvc.server.ChatServer;
+import io.fdkvc.server.ModelFingerprint;
+import io.fdkvc.server.ServedModel;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * An OpenAI-compatible chat server: every conversation runs on its own bounded cache chosen by
+ * the policy options; see {@link ChatServer}. Listens at once ({@code /health} says 503 until the
+ * model is loaded) and runs until interrupted.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Serve the model over OpenAI's chat completions API (POST /v1/chat/completions, streaming too),",
+                "one bounded, policy-managed KV cache per conversation. Also GET /v1/models, /health, /metrics,",
+                "GET /v1/sessions[/ID], DELETE /v1/sessions/ID. Sampling options are the defaults for requests that omit them."})
+public final class ServeCommand implements Callable<Integer> {
+    @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "address to bind; default: ${DEFAULT-VALUE}")
+    String host;
+
+    @Option(names = "--port", paramLabel = "N", defaultValue = "8080", description = "port (0: any free one); default: ${DEFAULT-VALUE}")
+    int port;
+
+    @Option(names = "--template", paramLabel = "NAME",
+            description = "chat format: chatml, llama3, llama2 or plain; default: detected from the model")
+    String template;
+
+    @Option(names = "--sessions", paramLabel = "N", defaultValue = "64",
+            description = "conversations held in memory; beyond, the least recently used go to --session-dir (or are forgotten); default: ${DEFAULT-VALUE}")
+    int sessions;
+
+    @Option(names = "--session-dir", paramLabel = "DIR",
+            description = "store every conversation here after each turn (atomic writes) and restore them on restart")
+    Path sessionDir;
+
+    @Option(names = "--api-key", paramLabel = "KEY", description = "require 'Authorization: Bearer KEY' (all endpoints but /health)")
+    String apiKey;
+
+    @Option(names = "--parallel", paramLabel = "N", defaultValue = "4",
+            description = "requests processed at once, their decode steps batched (at most --batch); default: ${DEFAULT-VALUE}")
+    int parallel;
+
+    @Option(names = "--queue", paramLabel = "N", defaultValue = "64",
+            description = "requests waiting beyond --parallel; more get 429 with Retry-After; default: ${DEFAULT-VALUE}")
+    int queue;
+
+    @Option(names = "--max-tokens", paramLabel = "N", defaultValue = "256",
+            description = "reply limit for requests without max_tokens; default: ${DEFAULT-VALUE}")
+    int maxTokens;
+
+    @Option(names = "--max-body", paramLabel = "BYTES", defaultValue = "4194304",
+            description = "largest request body (413 beyond); default: ${DEFAULT-VALUE}")
+    int maxBody;
+
+    @Mixin
+    ModelOptions options;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        EngineOptions engine = options.engine;
+        PolicySpec ps = engine.policy.spec();
+        ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
+        if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
+        ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
+                options.sampling.temperature, options.sampling.topP);
+        PrintWriter out = spec.commandLine().getOut();
+        CountDownLatch stop = new CountDownLatch(1);
+        try (ChatServer server = startServer(o)) {
+            out.println("fdkvc serve: listening on http://" + host + ":" + server.port() + " (loading " + options.model + ")");
+            out.flush();
+            try (LoadedModel m = options.load();
+                 Llama llama = engine.newModel(m)) {
+                ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, m.vocabulary());
+                ChatFormat format = new ChatFormat(tpl, Tokenizers.from(m.vocabulary()));
+                String id = options.model.getFileName().toString();
+                server.ready(new ServedModel(id, ModelFingerprint.of(options.model, m.config()), llama, format, ps,
+                        engine.maxTurnTokens, engine.positionMode()));
+                out.println("fdkvc serve: ready: " + id + ", policy " + ps + ", template " + tpl.id()
+                        + (sessionDir == null ? "" : ", sessions in " + sessionDir));
+                out.flush();
+                Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+                stop.await();
+            }
+        }
+        return 0;
+    }
+
+    private static ChatServer startServer(ChatServer.Options o) {
+        try {
+            return new ChatServer(o, System.err);
+        } catch (RuntimeException e) {
+            // Jetty reports a taken port as a nested BindException
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof java.net.BindException) {
+                    throw new InputException("--port " + o.port() + " on " + o.host() + ": cannot bind (" + t.getMessage() + ")");
+                }
+            }
+            throw e;
+        }
+    }
+}

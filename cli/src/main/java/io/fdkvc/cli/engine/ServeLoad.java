@@ -1,0 +1,235 @@
+package io.fdkvc.cli.engine;
+
+import io.fdkvc.core.InputException;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The load generator behind {@code scripts/serve-bench}: starts {@code fdkvc serve} as a child
+ * process on a loopback ephemeral port, runs C concurrent conversations of T turns (streamed
+ * requests that resend the whole history, as OpenAI clients do), and reports requests/s,
+ * generated tokens/s, time to first token, latency percentiles, per-turn latency, errors and the
+ * server's resident memory over the turns. Bounded: C x T requests and a wall-clock cap; it only
+ * ever talks to the server it started.
+ *
+ * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]}
+ */
+public final class ServeLoad {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private ServeLoad() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 6) {
+            System.err.println("usage: ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]");
+            System.exit(2);
+        }
+        Path jar = Path.of(args[0]);
+        int c = positive(args[1], "C"), t = positive(args[2], "T"), maxTokens = positive(args[3], "MAX_TOKENS");
+        long maxSeconds = positive(args[4], "MAX_SECONDS");
+        List<String> serve = new ArrayList<>(Arrays.asList(args).subList(5, args.length));
+        Path synthetic = null;
+        int s = serve.indexOf("--synthetic");
+        if (s >= 0) {
+            SyntheticModels.Shape shape = SyntheticModels.shape(serve.get(s + 1));
+            synthetic = Files.createTempFile("fdkvc-serve-bench-", ".gguf");
+            SyntheticModels.writeGguf(shape, synthetic);
+            serve.set(s, "--model");
+            serve.set(s + 1, synthetic.toString());
+        }
+        try {
+            run(jar, c, t, maxTokens, maxSeconds, serve);
+        } finally {
+            if (synthetic != null) Files.deleteIfExists(synthetic);
+        }
+    }
+
+    private static int positive(String v, String what) {
+        int n = Integer.parseInt(v);
+        if (n < 1) throw new InputException(what + " must be >= 1, got " + n);
+        return n;
+    }
+
+    static void run(Path jar, int conversations, int turns, int maxTokens, long maxSeconds, List<String> serveArgs) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx2g", "-jar", jar.toString(),
+                "serve", "--host", "127.0.0.1", "--port", "0", "--parallel", Integer.toString(Math.min(conversations, 16)),
+                "--sessions", Integer.toString(conversations + 1), "--queue", Integer.toString(conversations)));
+        cmd.addAll(serveArgs);
+        Process server = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            String base = awaitReady(server);
+            Result r = drive(base, server.pid(), conversations, turns, maxTokens, maxSeconds);
+            r.print(conversations, turns, maxTokens, String.join(" ", serveArgs));
+        } finally {
+            server.destroy();
+            server.waitFor();
+        }
+    }
+
+    private static String awaitReady(Process p) throws IOException {
+        BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String base = null;
+        for (String line; (line = r.readLine()) != null; ) {
+            int i = line.indexOf("listening on http://127.0.0.1:");
+            if (i >= 0) base = line.substring(i + "listening on ".length()).split(" ")[0];
+            if (line.contains("ready:")) {
+                Thread.ofVirtual().start(() -> drain(r));
+                return base;
+            }
+        }
+        throw new IllegalStateException("the server ended before it was ready");
+    }
+
+    private static void drain(BufferedReader r) {
+        try {
+            while (r.readLine() != null) {
+                // keep the child's stdout flowing
+            }
+        } catch (IOException ignored) {
+            // the server is gone
+        }
+    }
+
+    /** What a run measured. */
+    record Result(double seconds, int requests, int errors, long generated, long[] ttftNanos, long[] latencyNanos,
+                  double[] meanLatencyByTurn, long[] rssAtTurn, List<String> errorSamples) {
+        void print(int c, int t, int maxTokens, String serveArgs) {
+            System.out.printf(Locale.ROOT, "serve-bench: C=%d T=%d max_tokens=%d  server: %s%n", c, t, maxTokens, serveArgs);
+            System.out.printf(Locale.ROOT, "requests %d in %.1f s: %.2f req/s; generated %d tokens: %.1f tok/s; errors %d%n",
+                    requests, seconds, requests / seconds, generated, generated / seconds, errors);
+            System.out.printf(Locale.ROOT, "time to first token ms: p50 %.0f p95 %.0f p99 %.0f%n", pct(ttftNanos, 50), pct(ttftNanos, 95),
+                    pct(ttftNanos, 99));
+            System.out.printf(Locale.ROOT, "latency ms: p50 %.0f p95 %.0f p99 %.0f%n", pct(latencyNanos, 50), pct(latencyNanos, 95),
+                    pct(latencyNanos, 99));
+            StringBuilder lat = new StringBuilder("mean latency ms by turn:");
+            StringBuilder rss = new StringBuilder("server RSS MiB when every conversation finished turn:");
+            for (int k : new int[] {1, 5, 10, 20, 30, 40, 50}) {
+                if (k > t) continue;
+                lat.append(String.format(Locale.ROOT, " t%d=%.0f", k, meanLatencyByTurn[k - 1]));
+                rss.append(String.format(Locale.ROOT, " t%d=%.0f", k, rssAtTurn[k - 1] / 1048576.0));
+            }
+            System.out.println(lat);
+            System.out.println(rss);
+            for (String e : errorSamples) System.out.println("error: " + e);
+        }
+
+        private static double pct(long[] v, int p) {
+            if (v.length == 0) return Double.NaN;
+            long[] s = v.clone();
+            Arrays.sort(s);
+            int i = (int) Math.ceil(p / 100.0 * s.length) - 1;
+            return s[Math.max(0, Math.min(s.length - 1, i))] / 1e6;
+        }
+    }
+
+    static Result drive(String base, long pid, int conversations, int turns, int maxTokens, long maxSeconds) throws Exception {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+        long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
+        int total = conversations * turns;
+        long[] ttft = new long[total], latency = new long[total];
+        long[] latencySumByTurn = new long[turns];
+        int[] countByTurn = new int[turns];
+        AtomicInteger done = new AtomicInteger(), errors = new AtomicInteger();
+        AtomicLong generated = new AtomicLong();
+        AtomicInteger[] finishedTurn = new AtomicInteger[turns];
+        for (int k = 0; k < turns; k++) finishedTurn[k] = new AtomicInteger();
+        long[] rssAtTurn = new long[turns];
+        List<String> errorSamples = java.util.Collections.synchronizedList(new ArrayList<>());
+        long t0 = System.nanoTime();
+        List<Thread> threads = new ArrayList<>();
+        for (int ci = 0; ci < conversations; ci++) {
+            final int conv = ci;
+            threads.add(Thread.ofVirtual().start(() -> {
+                ObjectNode body = JSON.createObjectNode();
+                body.put("max_tokens", maxTokens);
+                body.put("temperature", 0);
+                body.put("stream", true);
+                body.putObject("stream_options").put("include_usage", true);
+                ArrayNode messages = body.putArray("messages");
+                for (int k = 0; k < turns && System.nanoTime() < deadline; k++) {
+                    messages.addObject().put("role", "user").put("content",
+                            "Conversation " + conv + ", turn " + k + ": tell me what the little cat did next in the garden.");
+                    long start = System.nanoTime();
+                    try {
+                        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
+                                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(Math.max(1, maxSeconds)))
+                                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build(),
+                                HttpResponse.BodyHandlers.ofInputStream());
+                        if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));
+                        StringBuilder reply = new StringBuilder();
+                        long first = 0, tokens = 0;
+                        try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+                            for (String line; (line = in.readLine()) != null; ) {
+                                if (!line.startsWith("data: ") || line.equals("data: [DONE]")) continue;
+                                JsonNode ev = JSON.readTree(line.substring(6));
+                                if (ev.has("error")) throw new IOException("stream error: " + ev.get("error"));
+                                JsonNode ch = ev.get("choices").get(0);
+                                JsonNode content = ch.get("delta").get("content");
+                                if (content != null && !content.asString().isEmpty()) {
+                                    if (first == 0) first = System.nanoTime();
+                                    reply.append(content.asString());
+                                }
+                                if (ev.has("usage")) tokens = ev.get("usage").get("completion_tokens").asLong();
+                            }
+                        }
+                        long end = System.nanoTime();
+                        int i = done.getAndIncrement();
+                        ttft[i] = (first == 0 ? end : first) - start;
+                        latency[i] = end - start;
+                        synchronized (latencySumByTurn) {
+                            latencySumByTurn[k] += end - start;
+                            countByTurn[k]++;
+                        }
+                        generated.addAndGet(tokens);
+                        messages.addObject().put("role", "assistant").put("content", reply.toString());
+                    } catch (Exception e) {
+                        errors.incrementAndGet();
+                        if (errorSamples.size() < 5) errorSamples.add(String.valueOf(e.getMessage()));
+                        return;
+                    }
+                    if (finishedTurn[k].incrementAndGet() == conversations) rssAtTurn[k] = rss(pid);
+                }
+            }));
+        }
+        for (Thread th : threads) th.join();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        int n = done.get();
+        double[] meanByTurn = new double[turns];
+        for (int k = 0; k < turns; k++) meanByTurn[k] = countByTurn[k] == 0 ? Double.NaN : latencySumByTurn[k] / 1e6 / countByTurn[k];
+        return new Result(seconds, n + errors.get(), errors.get(), generated.get(), Arrays.copyOf(ttft, n), Arrays.copyOf(latency, n),
+                meanByTurn, rssAtTurn, errorSamples);
+    }
+
+    /** Resident set size of a process, from /proc (0 where unavailable). */
+    static long rss(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("VmRSS:")) return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        } catch (IOException | NumberFormatException ignored) {
+            // not Linux, or the process is gone
+        }
+        return 0;
+    }
+}

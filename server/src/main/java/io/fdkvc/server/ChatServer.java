@@ -1,0 +1,426 @@
+package io.fdkvc.server;
+
+import io.fdkvc.core.InputException;
+import io.fdkvc.engine.chat.FinishReason;
+import io.fdkvc.engine.chat.Reply;
+import io.javalin.Javalin;
+import io.javalin.compression.CompressionStrategy;
+import io.javalin.http.Context;
+import io.javalin.http.HandlerType;
+import io.javalin.http.HttpResponseException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.UUID;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * {@code fdkvc serve}: an OpenAI-compatible chat server whose conversations each run on a
+ * bounded, policy-managed KV cache. HTTP is Javalin 7 (Jetty 12) on virtual threads: each request
+ * blocks its own virtual thread while the {@link Scheduler}'s single model thread does the work.
+ *
+ * <p>The server listens as soon as it is constructed ({@code /health} answers 503) and serves
+ * chat once {@link #ready} hands it the loaded model.
+ */
+public final class ChatServer implements AutoCloseable {
+    /**
+     * @param host             address to bind (127.0.0.1 by default in the CLI)
+     * @param port             0 for an ephemeral port
+     * @param sessions         sessions held in memory at most (LRU beyond, to disk with a session dir)
+     * @param sessionDir       where sessions are stored after every turn, or null
+     * @param apiKey           required bearer token on every endpoint but /health, or null
+     * @param parallel         requests processed at once (their decode steps batched)
+     * @param queue            requests waiting beyond those; more get 429
+     * @param defaultMaxTokens reply limit when a request gives none
+     * @param maxBodyBytes     larger request bodies get 413
+     * @param defaultTemperature temperature for requests without one
+     * @param defaultTopP      top_p for requests without one
+     */
+    public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+        public Options {
+            if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
+            if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
+            if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
+            if (queue < 0) throw new InputException("--queue must be >= 0, got " + queue);
+            if (defaultMaxTokens < 1) throw new InputException("--max-tokens must be >= 1, got " + defaultMaxTokens);
+            if (maxBodyBytes < 1024) throw new InputException("--max-body must be >= 1024 bytes, got " + maxBodyBytes);
+            if (apiKey != null && apiKey.isBlank()) throw new InputException("--api-key must not be blank");
+            if (!(defaultTemperature >= 0 && defaultTemperature <= 2)) {
+                throw new InputException("--temperature must be in [0, 2] for the server, got " + defaultTemperature);
+            }
+            if (!(defaultTopP > 0 && defaultTopP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + defaultTopP);
+        }
+    }
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final long IDLE_TIMEOUT_MS = 30L * 60 * 1000;
+
+    private final Options options;
+    private final PrintStream log;
+    private final Metrics metrics = new Metrics();
+    private final Javalin app;
+    private final byte[] apiKey;
+    private volatile ServedModel model;
+    private volatile SessionManager sessions;
+    private volatile Scheduler scheduler;
+
+    public ChatServer(Options options, PrintStream log) {
+        this.options = options;
+        this.log = log;
+        this.apiKey = options.apiKey() == null ? null : ("Bearer " + options.apiKey()).getBytes(StandardCharsets.UTF_8);
+        this.app = Javalin.create(cfg -> {
+            cfg.concurrency.useVirtualThreads = true;
+            cfg.http.maxRequestSize = options.maxBodyBytes();
+            cfg.http.prefer405over404 = true;
+            cfg.http.compressionStrategy = CompressionStrategy.NONE;
+            cfg.startup.showJavalinBanner = false;
+            // a request may wait in the queue, or a long history be prefilled, for longer than
+            // Jetty's default 30 s without a byte written
+            cfg.jetty.modifyHttpConfiguration(hc -> hc.setIdleTimeout(IDLE_TIMEOUT_MS));
+            cfg.requestLogger.http((ctx, ms) -> metrics.request(ctx.statusCode()));
+            cfg.routes.addHttpHandler(HandlerType.BEFORE, "/*", this::authorize);
+            cfg.routes.get("/health", this::health);
+            cfg.routes.get("/metrics", this::metrics);
+            cfg.routes.get("/v1/models", this::models);
+            cfg.routes.post("/v1/chat/completions", this::chat);
+            cfg.routes.get("/v1/sessions", this::listSessions);
+            cfg.routes.get("/v1/sessions/{id}", this::getSession);
+            cfg.routes.delete("/v1/sessions/{id}", this::deleteSession);
+            cfg.routes.exception(ApiError.class, (e, ctx) -> error(ctx, e));
+            cfg.routes.exception(InputException.class, (e, ctx) -> error(ctx, ApiError.invalid(null, e.getMessage())));
+            cfg.routes.exception(HttpResponseException.class, (e, ctx) -> error(ctx, fromJavalin(e.getStatus())));
+            cfg.routes.exception(Exception.class, (e, ctx) -> {
+                log.println("fdkvc serve: internal error: " + e);
+                error(ctx, new ApiError(500, "server_error", null, "internal_error", "internal error"));
+            });
+            cfg.routes.error(404, "*", ctx -> {
+                if (!ctx.res().isCommitted() && !isError(ctx)) error(ctx, ApiError.notFound("no route " + ctx.method() + " " + ApiError.excerpt(ctx.path())));
+            });
+            cfg.routes.error(405, "*", ctx -> {
+                if (!isError(ctx)) error(ctx, new ApiError(405, "invalid_request_error", null, "method_not_allowed",
+                        "method " + ctx.method() + " is not allowed on " + ApiError.excerpt(ctx.path())));
+            });
+        });
+        app.start(options.host(), options.port());
+    }
+
+    private static boolean isError(Context ctx) {
+        return Boolean.TRUE.equals(ctx.attribute("fdkvc.error"));
+    }
+
+    private static ApiError fromJavalin(int status) {
+        return switch (status) {
+            case 413 -> new ApiError(413, "invalid_request_error", null, "request_too_large", "request body too large");
+            case 404 -> ApiError.notFound("not found");
+            case 405 -> new ApiError(405, "invalid_request_error", null, "method_not_allowed", "method not allowed");
+            default -> new ApiError(status, status >= 500 ? "server_error" : "invalid_request_error", null, null, "HTTP " + status);
+        };
+    }
+
+    /** The model thread (package-private for tests). */
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** The bound port (the ephemeral one when 0 was asked). */
+    public int port() {
+        return app.port();
+    }
+
+    /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
+    public void ready(ServedModel m) throws IOException {
+        SessionManager sm = new SessionManager(m, options.sessionDir(), options.sessions(), log);
+        scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
+        sessions = sm;
+        model = m;
+    }
+
+    // ---- handlers -------------------------------------------------------------------------------
+
+    private void authorize(Context ctx) {
+        if (apiKey == null || ctx.path().equals("/health")) return;
+        String h = ctx.header("Authorization");
+        if (h == null || !MessageDigest.isEqual(h.getBytes(StandardCharsets.UTF_8), apiKey)) throw ApiError.unauthorized();
+    }
+
+    private ServedModel requireModel() {
+        ServedModel m = model;
+        if (m == null) throw ApiError.loading();
+        return m;
+    }
+
+    private void health(Context ctx) {
+        if (model == null) {
+            ctx.status(503).contentType("application/json").result("{\"status\":\"loading\"}");
+        } else {
+            ctx.contentType("application/json").result("{\"status\":\"ok\"}");
+        }
+    }
+
+    private void metrics(Context ctx) {
+        SessionManager sm = sessions;
+        Scheduler sc = scheduler;
+        long[] cache = sm == null ? new long[2] : sm.liveCacheFigures();
+        Metrics.Gauges g = new Metrics.Gauges(sm == null ? 0 : sm.liveCount(), sm == null ? 0 : sm.storedCount(), cache[0], cache[1],
+                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount());
+        ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.render(g));
+    }
+
+    private void models(Context ctx) {
+        ServedModel m = requireModel();
+        ObjectNode root = JSON.createObjectNode();
+        root.put("object", "list");
+        ObjectNode e = root.putArray("data").addObject();
+        e.put("id", m.id());
+        e.put("object", "model");
+        e.put("created", 0);
+        e.put("owned_by", "fdkvc");
+        json(ctx, root);
+    }
+
+    private void chat(Context ctx) throws InterruptedException, IOException {
+        ServedModel m = requireModel();
+        String length = ctx.header("Content-Length");
+        if (length != null) {
+            try {
+                if (Long.parseLong(length.strip()) > options.maxBodyBytes()) throw fromJavalin(413);
+            } catch (NumberFormatException e) {
+                throw ApiError.invalid(null, "bad Content-Length");
+            }
+        }
+        byte[] body = ctx.bodyAsBytes();
+        if (body.length > options.maxBodyBytes()) throw fromJavalin(413);
+        ChatRequest req = ChatRequest.parse(JSON, body, options.defaultMaxTokens(), options.defaultTemperature(),
+                options.defaultTopP(), UUID.randomUUID().getLeastSignificantBits());
+        try {
+            m.format().validate(req.messages());
+        } catch (InputException e) {
+            throw ApiError.invalid("messages", e.getMessage());
+        }
+        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages());
+        Job job = new Job(entry);
+        try {
+            job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
+        } catch (InputException e) {
+            sessions.release(entry, null);
+            throw ApiError.invalid("messages", e.getMessage());
+        } catch (RuntimeException e) {
+            sessions.release(entry, null);
+            throw e;
+        }
+        if (!scheduler.submit(job)) {
+            job.reply.rollback();
+            sessions.release(entry, null);
+            ctx.header("Retry-After", "1");
+            throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
+                    + " waiting); retry later");
+        }
+        ctx.header("X-Session-Id", entry.id);
+        try {
+            if (req.stream()) stream(ctx, m, job, req);
+            else complete(ctx, m, job);
+        } finally {
+            sessions.release(entry, job);
+        }
+    }
+
+    /** Waits for the whole reply and answers one JSON object. */
+    private void complete(Context ctx, ServedModel m, Job job) throws InterruptedException {
+        while (job.events.take() != Job.END) {
+            // text arrives piece by piece; the reply keeps the whole content
+        }
+        failIfFailed(job);
+        Reply r = job.reply;
+        metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
+        ObjectNode root = JSON.createObjectNode();
+        root.put("id", "chatcmpl-" + UUID.randomUUID());
+        root.put("object", "chat.completion");
+        root.put("created", System.currentTimeMillis() / 1000);
+        root.put("model", m.id());
+        ObjectNode choice = root.putArray("choices").addObject();
+        choice.put("index", 0);
+        ObjectNode msg = choice.putObject("message");
+        msg.put("role", "assistant");
+        msg.put("content", r.content());
+        choice.putNull("logprobs");
+        choice.put("finish_reason", finish(r));
+        usage(root, r);
+        json(ctx, root);
+    }
+
+    private void failIfFailed(Job job) {
+        if (job.failure != null || !job.committed) {
+            if (job.failure != null) log.println("fdkvc serve: request failed: " + job.failure);
+            throw new ApiError(500, "server_error", null, "generation_failed", "the reply could not be generated; the session is unchanged");
+        }
+    }
+
+    private static String finish(Reply r) {
+        FinishReason f = r.finishReason();
+        return (f == null ? FinishReason.STOP : f).id();
+    }
+
+    private static void usage(ObjectNode root, Reply r) {
+        ObjectNode u = root.putObject("usage");
+        u.put("prompt_tokens", r.promptTokens());
+        u.put("completion_tokens", r.completionTokens());
+        u.put("total_tokens", r.promptTokens() + r.completionTokens());
+        u.putObject("prompt_tokens_details").put("cached_tokens", r.cachedTokens());
+    }
+
+    /**
+     * Server-Sent Events: a first chunk with the role, one chunk per released piece of text, a
+     * last chunk with the finish reason (and usage when asked), then {@code data: [DONE]}. A
+     * write that fails means the client left: the reply is cancelled and rolled back.
+     */
+    private void stream(Context ctx, ServedModel m, Job job, ChatRequest req) throws InterruptedException, IOException {
+        ctx.status(200);
+        ctx.contentType("text/event-stream; charset=utf-8");
+        ctx.header("Cache-Control", "no-cache");
+        String id = "chatcmpl-" + UUID.randomUUID();
+        long created = System.currentTimeMillis() / 1000;
+        OutputStream out = ctx.res().getOutputStream();
+        boolean gone = false;
+        ObjectNode first = chunk(id, created, m);
+        ObjectNode d0 = ((ObjectNode) first.get("choices").get(0)).putObject("delta");
+        d0.put("role", "assistant");
+        d0.put("content", "");
+        gone = !send(out, first);
+        Object ev;
+        while ((ev = job.events.take()) != Job.END) {
+            if (gone) continue;
+            ObjectNode c = chunk(id, created, m);
+            ((ObjectNode) c.get("choices").get(0)).putObject("delta").put("content", (String) ev);
+            if (!send(out, c)) {
+                gone = true;
+                job.reply.cancel();
+                metrics.cancelled();
+            }
+        }
+        if (gone) return;
+        if (job.failure != null || !job.committed) {
+            log.println("fdkvc serve: request failed: " + job.failure);
+            ObjectNode err = JSON.createObjectNode();
+            ObjectNode e = err.putObject("error");
+            e.put("message", "the reply could not be generated; the session is unchanged");
+            e.put("type", "server_error");
+            e.putNull("param");
+            e.put("code", "generation_failed");
+            send(out, err);
+            sendRaw(out, "data: [DONE]\n\n");
+            return;
+        }
+        Reply r = job.reply;
+        metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
+        ObjectNode last = chunk(id, created, m);
+        ObjectNode ch = (ObjectNode) last.get("choices").get(0);
+        ch.putObject("delta");
+        ch.put("finish_reason", finish(r));
+        if (req.includeUsage()) usage(last, r);
+        send(out, last);
+        sendRaw(out, "data: [DONE]\n\n");
+    }
+
+    private static ObjectNode chunk(String id, long created, ServedModel m) {
+        ObjectNode c = JSON.createObjectNode();
+        c.put("id", id);
+        c.put("object", "chat.completion.chunk");
+        c.put("created", created);
+        c.put("model", m.id());
+        ObjectNode choice = c.putArray("choices").addObject();
+        choice.put("index", 0);
+        choice.putNull("finish_reason");
+        return c;
+    }
+
+    private static boolean send(OutputStream out, ObjectNode event) {
+        return sendRaw(out, "data: " + JSON.writeValueAsString(event) + "\n\n");
+    }
+
+    private static boolean sendRaw(OutputStream out, String s) {
+        try {
+            out.write(s.getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    private void listSessions(Context ctx) {
+        ServedModel m = requireModel();
+        ObjectNode root = JSON.createObjectNode();
+        root.put("object", "list");
+        ArrayNode data = root.putArray("data");
+        for (SessionManager.Entry e : sessions.list()) data.add(sessionJson(m, e));
+        json(ctx, root);
+    }
+
+    private void getSession(Context ctx) {
+        ServedModel m = requireModel();
+        json(ctx, sessionJson(m, sessions.get(ctx.pathParam("id"))));
+    }
+
+    private void deleteSession(Context ctx) throws IOException {
+        requireModel();
+        String id = ctx.pathParam("id");
+        sessions.delete(id);
+        ObjectNode root = JSON.createObjectNode();
+        root.put("id", id);
+        root.put("object", "session");
+        root.put("deleted", true);
+        json(ctx, root);
+    }
+
+    private static ObjectNode sessionJson(ServedModel m, SessionManager.Entry e) {
+        ObjectNode o = JSON.createObjectNode();
+        synchronized (e) {
+            o.put("id", e.id);
+            o.put("object", "session");
+            o.put("live", e.live());
+            o.put("busy", e.busy);
+            o.put("turns", e.turns);
+            o.put("messages", e.messages);
+            o.put("tokens", e.tokens);
+            o.put("largestStreamEntries", e.largest);
+            o.put("totalEntries", e.totalEntries);
+            o.put("evictions", e.evictions);
+            o.put("kvBytes", e.kvBytes);
+        }
+        o.put("policy", m.policy().name());
+        o.put("policySpec", m.policy().toString());
+        o.put("budget", m.policy().budget());
+        o.put("maxTurnTokens", m.maxTurnTokens());
+        return o;
+    }
+
+    private static void json(Context ctx, ObjectNode root) {
+        ctx.contentType("application/json").result(JSON.writeValueAsString(root));
+    }
+
+    private static void error(Context ctx, ApiError e) {
+        ObjectNode root = JSON.createObjectNode();
+        ObjectNode o = root.putObject("error");
+        o.put("message", e.getMessage());
+        o.put("type", e.type());
+        if (e.param() == null) o.putNull("param");
+        else o.put("param", e.param());
+        if (e.code() == null) o.putNull("code");
+        else o.put("code", e.code());
+        ctx.attribute("fdkvc.error", true);
+        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(root));
+    }
+
+    @Override
+    public void close() {
+        app.stop();
+        Scheduler s = scheduler;
+        if (s != null) s.close();
+    }
+}

@@ -1,0 +1,91 @@
+package io.fdkvc.server;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Counters behind {@code GET /metrics} (Prometheus text format). */
+final class Metrics {
+    private final Map<Integer, LongAdder> requests = new ConcurrentHashMap<>();
+    private final LongAdder promptTokens = new LongAdder();
+    private final LongAdder cachedTokens = new LongAdder();
+    private final LongAdder generatedTokens = new LongAdder();
+    private final LongAdder decodeSteps = new LongAdder();
+    private final LongAdder decodeNanos = new LongAdder();
+    private final LongAdder prefillTokens = new LongAdder();
+    private final LongAdder prefillNanos = new LongAdder();
+    private final LongAdder evictions = new LongAdder();
+    private final LongAdder cancelled = new LongAdder();
+
+    void request(int status) {
+        requests.computeIfAbsent(status, s -> new LongAdder()).increment();
+    }
+
+    void turn(int prompt, int cached, int generated, long evicted) {
+        promptTokens.add(prompt);
+        cachedTokens.add(cached);
+        generatedTokens.add(generated);
+        evictions.add(evicted);
+    }
+
+    void cancelled() {
+        cancelled.increment();
+    }
+
+    /** Called from the scheduler's thread. */
+    void decode(int tokens, long nanos) {
+        decodeSteps.increment();
+        decodeNanos.add(nanos);
+    }
+
+    void prefill(int tokens, long nanos) {
+        prefillTokens.add(tokens);
+        prefillNanos.add(nanos);
+    }
+
+    /** Gauges sampled at scrape time. */
+    record Gauges(int liveSessions, int storedSessions, long cacheEntries, long kvBytes, int queueDepth, int active) {}
+
+    String render(Gauges g) {
+        StringBuilder b = new StringBuilder();
+        b.append("# HELP fdkvc_requests_total HTTP requests by status\n# TYPE fdkvc_requests_total counter\n");
+        for (var e : new TreeMap<>(requests).entrySet()) {
+            b.append("fdkvc_requests_total{status=\"").append(e.getKey()).append("\"} ").append(e.getValue().sum()).append('\n');
+        }
+        counter(b, "fdkvc_prompt_tokens_total", "prompt tokens of committed requests (cached included)", promptTokens.sum());
+        counter(b, "fdkvc_cached_prompt_tokens_total", "prompt tokens not recomputed (transcript continued)", cachedTokens.sum());
+        counter(b, "fdkvc_generated_tokens_total", "reply tokens of committed requests", generatedTokens.sum());
+        counter(b, "fdkvc_prefill_tokens_total", "prompt tokens fed through the model", prefillTokens.sum());
+        counter(b, "fdkvc_decode_steps_total", "batched decode steps", decodeSteps.sum());
+        counter(b, "fdkvc_cancelled_total", "requests rolled back (client gone or failure)", cancelled.sum());
+        counter(b, "fdkvc_evictions_total", "cache entries evicted by the policy, all streams", evictions.sum());
+        double decodeSeconds = decodeNanos.sum() / 1e9, prefillSeconds = prefillNanos.sum() / 1e9;
+        gauge(b, "fdkvc_decode_seconds_total", "time in decode steps", decodeSeconds);
+        gauge(b, "fdkvc_prefill_seconds_total", "time in prefill chunks", prefillSeconds);
+        gauge(b, "fdkvc_generated_tokens_per_second", "generated tokens per second of decode time",
+                decodeSeconds == 0 ? 0 : generatedTokens.sum() / decodeSeconds);
+        gauge(b, "fdkvc_prefill_tokens_per_second", "prompt tokens per second of prefill time",
+                prefillSeconds == 0 ? 0 : prefillTokens.sum() / prefillSeconds);
+        gauge(b, "fdkvc_live_sessions", "sessions held in memory", g.liveSessions());
+        gauge(b, "fdkvc_stored_sessions", "sessions on disk only", g.storedSessions());
+        gauge(b, "fdkvc_cache_entries", "cache entries held by live sessions, all streams", g.cacheEntries());
+        gauge(b, "fdkvc_kv_bytes", "bytes held by live sessions' caches", g.kvBytes());
+        gauge(b, "fdkvc_queue_depth", "requests waiting for a slot", g.queueDepth());
+        gauge(b, "fdkvc_active_requests", "requests being processed", g.active());
+        return b.toString();
+    }
+
+    private static void counter(StringBuilder b, String name, String help, long v) {
+        b.append("# HELP ").append(name).append(' ').append(help).append("\n# TYPE ").append(name).append(" counter\n")
+                .append(name).append(' ').append(v).append('\n');
+    }
+
+    private static void gauge(StringBuilder b, String name, String help, double v) {
+        b.append("# HELP ").append(name).append(' ').append(help).append("\n# TYPE ").append(name).append(" gauge\n")
+                .append(name).append(' ');
+        if (v == Math.rint(v) && Math.abs(v) < 1e15) b.append((long) v);
+        else b.append(v);
+        b.append('\n');
+    }
+}

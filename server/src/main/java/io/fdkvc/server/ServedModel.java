@@ -1,0 +1,32 @@
+package io.fdkvc.server;
+
+import io.fdkvc.core.policy.PolicySpec;
+import io.fdkvc.engine.cache.PositionMode;
+import io.fdkvc.engine.chat.ChatFormat;
+import io.fdkvc.engine.chat.Conversation;
+import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.session.Session;
+
+/**
+ * The model a server runs and how each conversation's cache is built.
+ *
+ * @param id                the name {@code /v1/models} lists and responses carry
+ * @param modelFingerprint  identifies the weights (stored sessions from other weights are refused)
+ * @param llama             the forward pass (used only from the scheduler's thread)
+ * @param format            messages to tokens
+ * @param policy            every conversation's cache policy and budget
+ * @param maxTurnTokens     turn headroom (chunk size of a long turn)
+ * @param positions         RoPE positions of cached entries
+ */
+public record ServedModel(String id, String modelFingerprint, Llama llama, ChatFormat format, PolicySpec policy,
+                          int maxTurnTokens, PositionMode positions) {
+
+    /** What a stored session's cache depends on besides the weights: policy, parameters, budget, headroom, positions, template. */
+    public String cacheFingerprint() {
+        return policy + ";maxTurnTokens=" + maxTurnTokens + ";positions=" + positions + ";template=" + format.template().id();
+    }
+
+    public Conversation newConversation() {
+        return new Conversation(new Session(llama, llama.newCache(policy, maxTurnTokens, positions)), format);
+    }
+}

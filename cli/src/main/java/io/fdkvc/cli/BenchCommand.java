@@ -74,6 +74,10 @@ public final class BenchCommand implements Callable<Integer> {
         if (genTokens < 1) throw new InputException("--gen-tokens must be >= 1, got " + genTokens);
         if (warmup < 0) throw new InputException("--warmup must be >= 0, got " + warmup);
         if (turns <= warmup) throw new InputException("--turns must exceed --warmup (" + warmup + "), got " + turns);
+        // documented bounds (docs/limits.md), before the model is opened
+        io.fdkvc.core.Limits.check("--prompt-tokens", promptTokens, 1, io.fdkvc.core.Limits.MAX_NEW_TOKENS);
+        io.fdkvc.core.Limits.check("--gen-tokens", genTokens, 1, io.fdkvc.core.Limits.MAX_NEW_TOKENS);
+        engine.validate();
         PolicyOptions policy = engine.policy;
         PolicySpec budgeted = policy.spec();
         if (budgeted.name().equals("full")) budgeted = PolicyRegistry.spec("fdkvc", policy.budget);

@@ -100,6 +100,10 @@ public final class BenchCommand implements Callable<Integer> {
         if (jitWarmup < 0) throw new InputException("--jit-warmup must be >= 0, got " + jitWarmup);
         if (source.synthetic == null && (quant != null || save != null))
             throw new InputException((quant != null ? "--quant" : "--save") + " applies to --synthetic models only");
+        // documented bounds (docs/limits.md), before the model is opened
+        io.fdkvc.core.Limits.check("--prompt-tokens", promptTokens, 1, io.fdkvc.core.Limits.MAX_NEW_TOKENS);
+        io.fdkvc.core.Limits.check("--gen-tokens", genTokens, 1, io.fdkvc.core.Limits.MAX_NEW_TOKENS);
+        engine.validate();
         PolicyOptions policy = engine.policy;
         PolicySpec budgeted = policy.spec();
         if (budgeted.name().equals("full")) budgeted = PolicyRegistry.spec("fdkvc", policy.budget);

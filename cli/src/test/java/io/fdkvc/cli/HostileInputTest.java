@@ -145,6 +145,6 @@ class HostileInputTest {
         List<String> lines = Files.readAllLines(stats);
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0)).isEqualTo("kept");
-        assertThat(lines.get(1)).startsWith("{\"turn\":0");
+        assertThat(lines.get(1)).startsWith("{\"turn\":1,");
     }
 }

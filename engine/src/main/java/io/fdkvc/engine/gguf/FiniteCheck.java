@@ -6,6 +6,9 @@ import io.fdkvc.engine.tensor.GgmlType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Refuses weights that are NaN or infinite, naming the tensor, before a model runs: such weights
@@ -15,12 +18,15 @@ import java.nio.ByteOrder;
  * BF16 tensors are scanned whole; a quantized block's integer quants are finite by construction,
  * so only its f16 scales are read (Q4_0 and Q8_0: d; Q4_K: d and dmin; Q6_K: d), 2 to 4 bytes of
  * every 18 to 210. The cost is one pass over the mapped file's pages, which the first token touches
- * anyway; docs/limits.md has the measurement. A NaN is found by its exponent bits alone, so the
- * loops are plain integer tests.
+ * anyway; docs/limits.md has the measurement. A NaN is found by its exponent bits alone: whole
+ * tensors are tested a vector at a time, and only a vector that holds a hit is searched element
+ * by element.
  */
 public final class FiniteCheck {
     private static final ValueLayout.OfShort F16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt F32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final VectorSpecies<Integer> IV = IntVector.SPECIES_PREFERRED;
+    private static final VectorSpecies<Short> SV = ShortVector.SPECIES_PREFERRED;
 
     private FiniteCheck() {}
 
@@ -52,18 +58,26 @@ public final class FiniteCheck {
         long n = data.byteSize();
         switch (type) {
             case F32 -> {
-                for (long off = 0; off + 4 <= n; off += 4) {
+                long off = 0;
+                long vectorEnd = n - n % IV.vectorByteSize();
+                for (; off < vectorEnd; off += IV.vectorByteSize()) { // whole vectors; the rare hit is located below
+                    IntVector v = IntVector.fromMemorySegment(IV, data, off, ByteOrder.LITTLE_ENDIAN);
+                    if (v.and(0x7F800000).eq(0x7F800000).anyTrue()) break;
+                }
+                for (; off + 4 <= n; off += 4) {
                     if ((data.get(F32, off) & 0x7F800000) == 0x7F800000) return off / 4;
                 }
             }
-            case F16 -> {
-                for (long off = 0; off + 2 <= n; off += 2) {
-                    if ((data.get(F16, off) & 0x7C00) == 0x7C00) return off / 2;
+            case F16, BF16 -> {
+                short mask = type == GgmlType.F16 ? (short) 0x7C00 : (short) 0x7F80;
+                long off = 0;
+                long vectorEnd = n - n % SV.vectorByteSize();
+                for (; off < vectorEnd; off += SV.vectorByteSize()) {
+                    ShortVector v = ShortVector.fromMemorySegment(SV, data, off, ByteOrder.LITTLE_ENDIAN);
+                    if (v.and(mask).eq(mask).anyTrue()) break;
                 }
-            }
-            case BF16 -> {
-                for (long off = 0; off + 2 <= n; off += 2) {
-                    if ((data.get(F16, off) & 0x7F80) == 0x7F80) return off / 2;
+                for (; off + 2 <= n; off += 2) {
+                    if ((data.get(F16, off) & mask) == mask) return off / 2;
                 }
             }
             case Q4_0, Q8_0 -> {

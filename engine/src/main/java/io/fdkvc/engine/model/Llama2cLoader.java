@@ -206,7 +206,7 @@ public final class Llama2cLoader {
 
     /** Reads a llama2.c tokenizer file holding {@code vocabSize} tokens. */
     public static Vocabulary readTokenizer(Path file, int vocabSize) {
-        if (file == null) throw new ModelFormatException("a llama2.c model needs its tokenizer file (--tokenizer)");
+        if (file == null) throw new ModelFormatException("a llama2.c model needs its tokenizer file, and none was given");
         ByteBuffer b = readAll(file, "tokenizer");
         if (b.remaining() < 4) throw new ModelFormatException(file + ": too short for a llama2.c tokenizer");
         int maxLen = b.getInt();

@@ -20,7 +20,8 @@ import io.fdkvc.engine.tensor.Parallel;
  * {@code original} positions their rotated rows move with them ({@link #endTurn}), with
  * {@code cache} positions every entry after the first gap has a new slot and is rotated again,
  * from its pre-RoPE key, at the next forward pass (so the rotation is never composed and carries no
- * drift). The rotated copy costs one more key array per stream (a third more than keys and values).
+ * drift). The rotated copy costs one more key array per stream (half as much again as keys and
+ * values).
  * Keys and queries of the llama (interleaved-pair) layout are stored with each head's pairs
  * de-interleaved into halves; this is one fixed permutation of the head's coordinates, so every
  * dot product, norm and cosine a policy computes is unchanged, and RoPE becomes a shuffle-free
@@ -55,7 +56,7 @@ public final class KvCache {
     private final float[][] rotated;
     private final int[] rotatedValid;
     private final long[][] positionsBefore; // original positions: where each rotated row came from
-    // observed attention, per stream (null when the policy reads none): sums over the turn's
+    // observed attention, per stream (no streams when the policy reads none): sums over the turn's
     // rows, and a ring of the last `recentRows` rows with their lengths
     private final boolean observing;
     private final int recentRows;

@@ -89,48 +89,48 @@ public final class GgufModelLoader {
                 throw fail(e.getMessage());
             }
             boolean neox = architecture.ropeNeox();
-            // every key below is the architecture's: {arch}.embedding_length and so on
-            int dim = positiveInt(arch + ".embedding_length", -1);
-            int hidden = positiveInt(arch + ".feed_forward_length", -1);
-            int layers = positiveInt(arch + ".block_count", -1);
-            int heads = positiveInt(arch + ".attention.head_count", -1);
-            int kvHeads = positiveInt(arch + ".attention.head_count_kv", heads);
+            // every key below is the architecture's ({arch}.embedding_length, ...)
+            int dim = positiveInt(architecture.key("embedding_length"), -1);
+            int hidden = positiveInt(architecture.key("feed_forward_length"), -1);
+            int layers = positiveInt(architecture.key("block_count"), -1);
+            int heads = positiveInt(architecture.key("attention.head_count"), -1);
+            int kvHeads = positiveInt(architecture.key("attention.head_count_kv"), heads);
             if (heads % kvHeads != 0) throw fail(heads + " attention heads are not a multiple of " + kvHeads + " KV heads");
-            if (dim % heads != 0 && !f.metadata().containsKey(arch + ".attention.key_length"))
+            if (dim % heads != 0 && !f.metadata().containsKey(architecture.key("attention.key_length")))
                 throw fail("embedding length " + dim + " is not a multiple of " + heads + " heads and no key_length is given");
-            int headDim = positiveInt(arch + ".attention.key_length", dim / heads);
-            int valueDim = positiveInt(arch + ".attention.value_length", headDim);
+            int headDim = positiveInt(architecture.key("attention.key_length"), dim / heads);
+            int valueDim = positiveInt(architecture.key("attention.value_length"), headDim);
             if (valueDim != headDim) throw fail("value length " + valueDim + " differs from key length " + headDim + " (not supported)");
             if (headDim % 2 != 0) throw fail("head dimension " + headDim + " is odd; RoPE needs pairs");
-            int ropeDim = positiveInt(arch + ".rope.dimension_count", headDim);
+            int ropeDim = positiveInt(architecture.key("rope.dimension_count"), headDim);
             if (ropeDim != headDim) throw fail("RoPE over " + ropeDim + " of " + headDim + " head dimensions (partial rotary) is not supported");
-            int context = positiveInt(arch + ".context_length", -1);
-            double eps = number(arch + ".attention.layer_norm_rms_epsilon", 0, true);
+            int context = positiveInt(architecture.key("context_length"), -1);
+            double eps = number(architecture.key("attention.layer_norm_rms_epsilon"), 0, true);
             if (!(eps > 0 && eps < 1)) throw fail("RMSNorm epsilon " + eps + " is not in (0, 1)");
-            double theta = number(arch + ".rope.freq_base", 10000, false);
+            double theta = number(architecture.key("rope.freq_base"), 10000, false);
             if (!(theta > 1 && Double.isFinite(theta))) throw fail("RoPE base " + theta + " is not a finite number above 1");
 
             GgufTensorInfo emb = f.tensorInfo("token_embd.weight");
             expectShape(emb, dim, -1);
             long vocab = emb.rows();
             if (vocab < 1 || vocab > Integer.MAX_VALUE) throw fail("token_embd.weight has " + vocab + " rows");
-            int declaredVocab = positiveInt(arch + ".vocab_size", (int) vocab);
+            int declaredVocab = positiveInt(architecture.key("vocab_size"), (int) vocab);
             if (declaredVocab != vocab) throw fail(arch + ".vocab_size " + declaredVocab + " differs from the " + vocab + " rows of token_embd.weight");
 
             String scaling = "none";
             float factor = 1;
             int orig = 0;
-            String type = f.get(arch + ".rope.scaling.type", String.class);
+            String type = f.get(architecture.key("rope.scaling.type"), String.class);
             if (type != null && !type.equals("none")) {
                 switch (type) {
                     case "linear" -> {
-                        factor = (float) number(arch + ".rope.scaling.factor", 0, true);
+                        factor = (float) number(architecture.key("rope.scaling.factor"), 0, true);
                         if (!(factor > 0)) throw fail("RoPE scaling factor " + factor + " is not positive");
                     }
                     case "llama3" -> {
-                        factor = (float) number(arch + ".rope.scaling.factor", 0, true);
+                        factor = (float) number(architecture.key("rope.scaling.factor"), 0, true);
                         if (!(factor >= 1)) throw fail("llama3 RoPE scaling factor " + factor + " is below 1");
-                        orig = positiveInt(arch + ".rope.scaling.original_context_length", -1);
+                        orig = positiveInt(architecture.key("rope.scaling.original_context_length"), -1);
                     }
                     default -> throw fail("RoPE scaling '" + type + "' is not supported (none, linear, llama3)");
                 }
@@ -158,7 +158,7 @@ public final class GgufModelLoader {
                 throw fail("rope_freqs.weight together with RoPE scaling '" + c.ropeScaling() + "' is not supported");
             float factor = 0;
             for (float d : div) factor = Math.max(factor, d);
-            int orig = c.ropeOrigContext() > 0 ? c.ropeOrigContext() : positiveInt(arch + ".rope.scaling.original_context_length", 8192);
+            int orig = c.ropeOrigContext() > 0 ? c.ropeOrigContext() : positiveInt(architecture.key("rope.scaling.original_context_length"), 8192);
             if (c.ropeScaling().equals("llama3")) factor = c.ropeScaleFactor();
             for (int j = 0; j < half; j++) {
                 double freq = 1.0 / Math.pow(c.ropeTheta(), 2.0 * j / c.headDim());

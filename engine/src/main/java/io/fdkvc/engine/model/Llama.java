@@ -440,6 +440,7 @@ public final class Llama implements AutoCloseable {
             // first token; only the unbounded (full) cache's doubling makes it grow
             cap = Math.max(cap, s.capacity());
             rotFrom[h] = cache.rotatedValid(l, h);
+            cache.rotatedKeys(l, h); // grows with an unbounded stream here, before the phases share it
             keyStart[h + 1] = keyStart[h] + s.size() - rotFrom[h];
             entries += s.size();
         }

@@ -20,6 +20,8 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class SessionTest {
     static Path dir() {
@@ -65,9 +67,13 @@ class SessionTest {
         }
     }
 
-    /** Decoding a token allocates nothing once the JIT has compiled the forward pass (one thread). */
-    @Test
-    void decodingAllocatesNothing() {
+    /**
+     * Decoding a token allocates nothing once the JIT has compiled the forward pass (one thread),
+     * also when the policy reads attention (snapkv: the rows are summed and kept in a ring).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"window", "snapkv"})
+    void decodingAllocatesNothing(String policy) {
         LlamaConfig c = new LlamaConfig("llama", 64, 128, 2, 4, 2, 16, 100, 4096, 1e-5f, 10000f, "none", 1f, 0, false, true);
         Random r = new Random(2);
         FloatTensor emb = rand(r, 100, 64);
@@ -88,7 +94,7 @@ class SessionTest {
         LlamaWeights w = new LlamaWeights(emb, n1, wq, wk, wv, wo, null, null, null, n2, g, d, u, ones(64), emb);
         var mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Llama llama = new Llama(c, w, 8, 1)) {
-            Session s = new Session(llama, llama.newCache(PolicyRegistry.spec("window", 64), 8000, PositionMode.CACHE));
+            Session s = new Session(llama, llama.newCache(PolicyRegistry.spec(policy, 64), 8000, PositionMode.CACHE));
             // While the JIT is still compiling, the Vector API allocates; once compiled, a token
             // must allocate nothing. Any per-token allocation would show in every window.
             long best = Long.MAX_VALUE;

@@ -1,0 +1,32 @@
+// Greedy token ids from llama.cpp for a GGUF file and a prompt of token ids (no tokenizer involved).
+// usage: greedy FILE N id id id ...   prints the N generated ids, space-separated, one line
+#include "llama.h"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    if (argc < 4) { fprintf(stderr, "usage: greedy FILE N ids...\n"); return 2; }
+    int n = atoi(argv[2]), np = argc - 3;
+    llama_token *prompt = malloc(sizeof(llama_token) * np);
+    for (int i = 0; i < np; i++) prompt[i] = atoi(argv[3 + i]);
+    llama_backend_init();
+    struct llama_model_params mp = llama_model_default_params();
+    struct llama_model *model = llama_model_load_from_file(argv[1], mp);
+    if (!model) { fprintf(stderr, "load failed\n"); return 1; }
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = 512; cp.n_batch = 512; cp.n_threads = 1; cp.n_threads_batch = 1;
+    struct llama_context *ctx = llama_init_from_model(model, cp);
+    int nv = llama_vocab_n_tokens(llama_model_get_vocab(model));
+    struct llama_batch b = llama_batch_get_one(prompt, np);
+    llama_token tok;
+    for (int step = 0; step < n; step++) {
+        if (llama_decode(ctx, b)) { fprintf(stderr, "decode failed\n"); return 1; }
+        float *lg = llama_get_logits_ith(ctx, -1);
+        int best = 0;
+        for (int i = 1; i < nv; i++) if (lg[i] > lg[best]) best = i;
+        printf(step ? " %d" : "%d", best);
+        tok = best;
+        b = llama_batch_get_one(&tok, 1);
+    }
+    printf("\n");
+    return 0;
+}

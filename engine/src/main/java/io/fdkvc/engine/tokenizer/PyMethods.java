@@ -1,5 +1,6 @@
 package io.fdkvc.engine.tokenizer;
 
+import io.fdkvc.core.InputException;
 import jinjava.javax.el.ELContext;
 import jinjava.javax.el.ELException;
 import jinjava.javax.el.ELResolver;
@@ -295,10 +296,45 @@ final class PyMethods extends ELResolver {
                 break;
             }
             String inner = template.substring(open + 2, end);
-            out.append(kind == '#' ? inner : rewriteExpression(inner)).append(close);
+            String statement = kind == '%' ? inner.replaceFirst("^[-+]?\\s*", "") : "";
+            if (statement.startsWith("for ") && hasLoopFilter(statement)) {
+                throw new InputException("the template filters a loop ({% for ... if ... %}), which Jinjava does not"
+                        + " support (it would loop over every item)");
+            }
+            // a macro's signature keeps its defaults as written (Jinjava parses them itself)
+            boolean verbatim = kind == '#' || statement.startsWith("macro ");
+            out.append(verbatim ? inner : rewriteExpression(inner)).append(close);
             i = end + 2;
         }
         return out.toString();
+    }
+
+    /**
+     * Whether a for statement has Jinja's loop filter: an "if" at the top level after "in" with no
+     * "else" after it (which would make it a conditional expression).
+     */
+    static boolean hasLoopFilter(String statement) {
+        StringBuilder bare = new StringBuilder(); // the statement with string literals and bracketed parts blanked
+        int depth = 0;
+        for (int i = 0; i < statement.length(); i++) {
+            char c = statement.charAt(i);
+            if (c == '\'' || c == '"') {
+                int end = endOfString(statement, i);
+                if (end < 0) break;
+                i = end;
+                bare.append(' ');
+            } else if (c == '(' || c == '[' || c == '{') {
+                depth++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                depth--;
+            } else if (depth == 0) {
+                bare.append(c);
+            }
+        }
+        String b = " " + bare.toString().replaceAll("\\s+", " ") + " ";
+        int in = b.indexOf(" in ");
+        int iff = in < 0 ? -1 : b.indexOf(" if ", in + 3);
+        return iff >= 0 && !b.substring(iff).contains(" else ");
     }
 
     private static int nextTag(String t, int from) {

@@ -302,6 +302,20 @@ class JinjaChatTemplateTest {
         assertThat(render("{{ strftime_now('%Y') }}", Map.of())).isEqualTo(String.valueOf(LocalDate.now().getYear()));
     }
 
+    /** Macro defaults stay as written; a loop filter, which Jinjava would ignore, is refused rather than mis-rendered. */
+    @Test
+    void macrosAndLoopFilters() {
+        Map<String, Object> v = Map.of("xs", List.of(1, 2, 3));
+        assertThat(render("{% macro f(x, pre='<', n=2) %}{{ pre }}{{ x }}{{ n }}{% endmacro %}{{ f('a') }}{{ f('b', n=xs|length - 1) }}", v))
+                .isEqualTo("<a2<b2");
+        assertThat(render("{% for x in (xs if xs else []) %}{{ x }}{% endfor %}", v)).isEqualTo("123");
+        assertThatThrownBy(() -> render("{%- for x in xs if x > 1 %}{{ x }}{% endfor %}", v))
+                .isInstanceOf(InputException.class).hasMessageContaining("for ... if");
+        assertThat(PyMethods.hasLoopFilter("for x in xs if x else ys")).isFalse();
+        assertThat(PyMethods.hasLoopFilter("for m in messages if m['role'] != 'system'")).isTrue();
+        assertThat(PyMethods.hasLoopFilter("for m in messages")).isFalse();
+    }
+
     @Test
     void pythonFloatRepr() {
         assertThat(PyJson.pyFloat(1.0)).isEqualTo("1.0");

@@ -385,6 +385,12 @@ final class PyMethods extends ELResolver {
                 i = end + 1;
                 continue;
             }
+            if ((c == '+' || c == '-') && i + 1 < n && Character.isDigit(e.charAt(i + 1)) && endsWithOperand(out)) {
+                // Jinjava scans "n+1" as n followed by the number +1; Jinja reads n + 1
+                out.append(' ').append(c).append(' ');
+                i++;
+                continue;
+            }
             if (c == '(') {
                 int close = matching(e, i);
                 if (close > 0) {
@@ -420,6 +426,22 @@ final class PyMethods extends ELResolver {
             i++;
         }
         return out.toString();
+    }
+
+    /**
+     * Whether the text so far ends right at an operand (a name, a number, ')' or ']') so that a
+     * following '+' or '-' is binary; not after an exponent's 'e' ("1e-5").
+     */
+    private static boolean endsWithOperand(CharSequence s) {
+        int k = s.length() - 1;
+        if (k < 0) return false;
+        char c = s.charAt(k);
+        if (c == ')' || c == ']') return true;
+        if (!Character.isLetterOrDigit(c) && c != '_') return false;
+        int j = k;
+        while (j >= 0 && (Character.isLetterOrDigit(s.charAt(j)) || s.charAt(j) == '_' || s.charAt(j) == '.')) j--;
+        String token = s.subSequence(j + 1, k + 1).toString();
+        return !token.matches("[0-9][0-9.]*[eE]");
     }
 
     /** Whether the text so far ends with a value a subscript can follow: a name, a literal, ')' or ']'. */

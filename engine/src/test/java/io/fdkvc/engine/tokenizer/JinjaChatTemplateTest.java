@@ -282,6 +282,8 @@ class JinjaChatTemplateTest {
         assertThat(render("{{ xs[::-1] }} {{ xs[1:] }} {{ xs[:-1] }} {{ xs[::2] }} {{ xs[-2:] }} {{ 'abc'[::-1] }} {{ xs[10:] }}", v))
                 .isEqualTo("[4, 3, 2, 1] [2, 3, 4] [1, 2, 3] [1, 3] [3, 4] cba []");
         assertThat(render("{% for x in xs[::-1] %}{{ loop.index0 }}{{ x }}{% endfor %}", v)).isEqualTo("04132231");
+        // "n+1" without spaces (Jinjava alone reads "+1" as a number), in a slice and alone; "1e-2" stays a number
+        assertThat(render("{% set n = 1 %}{{ xs[:n+1] }} {{ n+1 }} {{ n-1 }} {{ 1e-2 }} {{ (n)+2 }}", v)).isEqualTo("[1, 2] 2 0 0.01 3");
         // a slice inside a string literal is text, and a list literal is no subscript
         assertThat(render("{{ '[::-1]' }}{% for x in [1, 2] %}{{ x }}{% endfor %}", v)).isEqualTo("[::-1]12");
     }
@@ -304,11 +306,13 @@ class JinjaChatTemplateTest {
 
     /** Macro defaults stay as written; a loop filter, which Jinjava would ignore, is refused rather than mis-rendered. */
     @Test
-    void macrosAndLoopFilters() {
+    void macrosFilterBlocksAndLoopFilters() {
         Map<String, Object> v = Map.of("xs", List.of(1, 2, 3));
         assertThat(render("{% macro f(x, pre='<', n=2) %}{{ pre }}{{ x }}{{ n }}{% endmacro %}{{ f('a') }}{{ f('b', n=xs|length - 1) }}", v))
                 .isEqualTo("<a2<b2");
         assertThat(render("{% for x in (xs if xs else []) %}{{ x }}{% endfor %}", v)).isEqualTo("123");
+        // filter blocks, and transformers' generation block (its content)
+        assertThat(render("[{% filter trim %}  a b \n{% endfilter %}]{% generation %}c{% endgeneration %}", v)).isEqualTo("[a b]c");
         assertThatThrownBy(() -> render("{%- for x in xs if x > 1 %}{{ x }}{% endfor %}", v))
                 .isInstanceOf(InputException.class).hasMessageContaining("for ... if");
         assertThat(PyMethods.hasLoopFilter("for x in xs if x else ys")).isFalse();

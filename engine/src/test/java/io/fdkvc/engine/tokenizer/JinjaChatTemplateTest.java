@@ -304,7 +304,7 @@ class JinjaChatTemplateTest {
         assertThat(render("{{ strftime_now('%Y') }}", Map.of())).isEqualTo(String.valueOf(LocalDate.now().getYear()));
     }
 
-    /** Macro defaults stay as written; a loop filter, which Jinjava would ignore, is refused rather than mis-rendered. */
+    /** Macro defaults stay as written; filter blocks; loop filters (which Jinjava alone would ignore) filter. */
     @Test
     void macrosFilterBlocksAndLoopFilters() {
         Map<String, Object> v = Map.of("xs", List.of(1, 2, 3));
@@ -313,8 +313,19 @@ class JinjaChatTemplateTest {
         assertThat(render("{% for x in (xs if xs else []) %}{{ x }}{% endfor %}", v)).isEqualTo("123");
         // filter blocks, and transformers' generation block (its content)
         assertThat(render("[{% filter trim %}  a b \n{% endfilter %}]{% generation %}c{% endgeneration %}", v)).isEqualTo("[a b]c");
-        assertThatThrownBy(() -> render("{%- for x in xs if x > 1 %}{{ x }}{% endfor %}", v))
-                .isInstanceOf(InputException.class).hasMessageContaining("for ... if");
+        // loop filters: loop.index, loop.last and loop.length count the items that pass, as in Jinja
+        assertThat(render("{%- for x in xs if x > 1 %}{{ x }}{{ loop.index }}/{{ loop.length }}{% endfor %}", v))
+                .isEqualTo("21/232/2");
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("a", 1);
+        d.put("b", 2);
+        d.put("c", 3);
+        assertThat(render("{% for k, v in d.items() if v != 2 -%}\n {{ k }}={{ v }}{{ ',' if not loop.last }}{% endfor %}",
+                Map.of("d", d))).isEqualTo("a=1,c=3");
+        // for ... else, which Jinjava would render after every item, is refused; an else of an if inside a loop is fine
+        assertThatThrownBy(() -> render("{% for x in xs %}{{ x }}{% else %}none{% endfor %}", v))
+                .isInstanceOf(InputException.class).hasMessageContaining("for ... else");
+        assertThat(render("{% for x in xs %}{% if x > 1 %}{{ x }}{% else %}-{% endif %}{% endfor %}", v)).isEqualTo("-23");
         assertThat(PyMethods.hasLoopFilter("for x in xs if x else ys")).isFalse();
         assertThat(PyMethods.hasLoopFilter("for m in messages if m['role'] != 'system'")).isTrue();
         assertThat(PyMethods.hasLoopFilter("for m in messages")).isFalse();

@@ -34,7 +34,9 @@ import picocli.CommandLine.Spec;
         description = {"Generate text from a prompt with a model (GGUF, or llama2.c checkpoint plus --tokenizer).",
                 "Prints the prompt followed by the generated text on stdout; statistics on stderr."})
 public final class GenerateCommand implements Callable<Integer> {
-    @Option(names = "--prompt", paramLabel = "TEXT", defaultValue = "", description = "the prompt; default: none")
+    @Option(names = "--prompt", paramLabel = "TEXT", defaultValue = "",
+            description = "the prompt; strings of special tokens in it (\"<|im_start|>\") become those tokens, "
+                    + "as in llama.cpp's tools; default: none")
     String prompt;
 
     @Option(names = "--max-tokens", paramLabel = "N", defaultValue = "256",
@@ -71,7 +73,7 @@ public final class GenerateCommand implements Callable<Integer> {
         try (LoadedModel m = options.load()) {
             Tokenizer tok = ModelTokenizers.tokenizer(m);
             Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
-            int[] text = tok.encode(prompt);
+            int[] text = tok.encodeWithSpecials(prompt);
             int bos = tok.bos(), eos = tok.eos();
             boolean addBos = bos >= 0 && tok.addBos();
             int[] tokens = new int[text.length + (addBos ? 1 : 0)];

@@ -62,6 +62,12 @@ class GenerateCommandTest {
         Tokenizer tok = Tokenizers.from(Llama2cLoader.readTokenizer(dir().resolve("tok512.bin"), 512));
         assertThat(tok.decode(all) + "\n").isEqualTo(reference("runc_greedy_once_upon_a_time_64.txt"));
         assertRefused(CliRun.of(args("--output", "json")), "--output", "json");
+        // special-token strings in the prompt are tokens, as llama.cpp's tools parse them: BOS, "<s>" = BOS, then
+        // "Once upon a time" with its dummy prefix (403 407 261 378) = 6 prompt tokens, not 1 + 4 + 4
+        CliRun s = CliRun.of("generate", "--model", dir().resolve("stories260K.gguf").toString(), "--prompt", "<s>Once upon a time",
+                "--max-tokens", "1", "--temperature", "0", "--output", "ids");
+        assertThat(s.status()).as(s.err()).isZero();
+        assertThat(s.err()).contains(" 6 prompt tokens");
     }
 
     /** With a budget above the sequence length nothing is evicted, so a bounded policy prints the same story. */

@@ -28,8 +28,10 @@ import java.util.Set;
  *       and nextTurn(U2);</li>
  *   <li>{@code endOfReply()} = what render([U1, R], false) has after R.</li>
  * </ul>
- * A template whose rendering of these probes does not nest that way (it rewrites the generation
- * prompt once a reply follows) is refused at construction.
+ * Some templates open a block in the generation prompt that earlier replies do not show (QwQ's
+ * "&lt;think&gt;\n"): then {@code nextTurn} still closes the reply as the template does, but the
+ * incremental context keeps the prompt and the reply as generated where a full rendering would
+ * rewrite that reply; {@link #render} is the template's own text either way.
  */
 public final class JinjaChatTemplate implements ChatTemplate {
     private static final String PROBE_USER = "FDKVC_PROBE_USER_7F3A";
@@ -53,12 +55,14 @@ public final class JinjaChatTemplate implements ChatTemplate {
         String withReply = render(List.of(Message.user(PROBE_USER), Message.assistant(PROBE_REPLY),
                 Message.user(PROBE_USER_2)), true);
         int at = withReply.indexOf(PROBE_REPLY);
-        if (!withReply.startsWith(generationStart) || at < generationStart.length()) {
-            throw new InputException("the template does not continue its generation prompt with the reply"
-                    + " (rendering [user, assistant, user] does not start with the rendering of [user] and its"
-                    + " generation prompt), so a chat cannot be continued turn by turn");
+        if (at < 0) {
+            throw new InputException("the template drops an assistant reply followed by a user message"
+                    + " (rendering [user, assistant, user] does not contain the reply)");
         }
-        replyPrefix = withReply.substring(generationStart.length(), at);
+        // null: the generation prompt is not how a reply starts once another turn follows (templates
+        // that open a think block in the prompt and strip it from earlier replies)
+        replyPrefix = withReply.startsWith(generationStart) && at >= generationStart.length()
+                ? withReply.substring(generationStart.length(), at) : null;
         String closed = render(List.of(Message.user(PROBE_USER), Message.assistant(PROBE_REPLY)), false);
         int end = closed.indexOf(PROBE_REPLY);
         endOfReply = end < 0 ? "" : closed.substring(end + PROBE_REPLY.length());
@@ -150,16 +154,24 @@ public final class JinjaChatTemplate implements ChatTemplate {
     public String nextTurn(String user) {
         Objects.requireNonNull(user, "user");
         String full = render(List.of(Message.user(PROBE_USER), Message.assistant(PROBE_REPLY), Message.user(user)), true);
-        String head = generationStart + replyPrefix + PROBE_REPLY;
-        if (!full.startsWith(head)) {
-            throw new InputException("the chat template writes an earlier reply differently once this user message"
-                    + " follows, so the turn cannot be appended incrementally");
+        int at = full.indexOf(PROBE_REPLY);
+        if (at < 0) {
+            throw new InputException("the chat template drops the previous reply once this user message follows,"
+                    + " so the turn cannot be appended incrementally");
         }
-        return full.substring(head.length());
+        return full.substring(at + PROBE_REPLY.length());
     }
 
+    /**
+     * As the text of the full rendering has it; for a template whose generation prompt is not how
+     * an earlier reply starts (see the class comment), the content as the model writes it after
+     * the prompt.
+     */
     @Override
     public String assistantText(String content) {
+        if (replyPrefix == null) {
+            return content;
+        }
         String next = nextTurn(PROBE_USER_2);
         String full = render(List.of(Message.user(PROBE_USER), Message.assistant(content), Message.user(PROBE_USER_2)), true);
         if (full.startsWith(generationStart) && full.endsWith(next)

@@ -9,6 +9,9 @@ import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
 import com.hubspot.jinjava.lib.filter.Filter;
 import com.hubspot.jinjava.lib.fn.ELFunctionDefinition;
+import com.hubspot.jinjava.lib.tag.Tag;
+import com.hubspot.jinjava.tree.Node;
+import com.hubspot.jinjava.tree.TagNode;
 import io.fdkvc.core.InputException;
 import jinjava.javax.el.CompositeELResolver;
 
@@ -22,7 +25,8 @@ import java.util.Map;
  * the {@code tojson} filter as Python's {@code json.dumps} writes it ({@link PyJson}), the Python
  * string methods templates call ({@link PyMethods}: {@code .strip()}, {@code .split()},
  * {@code .startswith()}, ...) and extended slices ({@code messages[::-1]}, rewritten by
- * {@link PyMethods#rewriteSlices} into a call Jinjava can parse). Jinjava brings {@code namespace},
+ * {@link PyMethods#rewriteSlices} into a call Jinjava can parse), the {@code generation} block of
+ * transformers' AssistantTracker and filter blocks. Jinjava brings {@code namespace},
  * loops, macros and the usual filters itself.
  *
  * <p>One shared engine; rendering is thread-safe (each render has its own interpreter).
@@ -65,6 +69,8 @@ final class JinjaEnvironment {
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now", JinjaEnvironment.class,
                 "strftimeNow", String.class));
         j.getGlobalContext().registerFilter(new ToJson());
+        j.getGlobalContext().registerTag(new GenerationTag());
+        j.getGlobalContext().registerTag(new FilterBlockTag());
         return j;
     }
 
@@ -110,6 +116,49 @@ final class JinjaEnvironment {
     /** {@code strftime_now(format)}: the local time now in Python's strftime format. */
     public static String strftimeNow(String format) {
         return PyStrftime.format(format, ZonedDateTime.now());
+    }
+
+    /** The children of a tag, rendered. */
+    private static String renderChildren(TagNode tag, JinjavaInterpreter interpreter) {
+        StringBuilder sb = new StringBuilder();
+        for (Node child : tag.getChildren()) {
+            sb.append(child.render(interpreter).getValue());
+        }
+        return sb.toString();
+    }
+
+    /**
+     * {@code {% generation %}...{% endgeneration %}}: transformers' AssistantTracker marks the
+     * assistant's tokens with it (for training masks); rendering, it is just its content.
+     */
+    static final class GenerationTag implements Tag {
+        @Override
+        public String getName() {
+            return "generation";
+        }
+
+        @Override
+        public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
+            return renderChildren(tagNode, interpreter);
+        }
+    }
+
+    /** Jinja's filter block, {@code {% filter trim %}...{% endfilter %}}: the content through a filter without arguments. */
+    static final class FilterBlockTag implements Tag {
+        @Override
+        public String getName() {
+            return "filter";
+        }
+
+        @Override
+        public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
+            String name = tagNode.getHelpers().strip();
+            Filter filter = interpreter.getContext().getFilter(name);
+            if (filter == null) {
+                throw new IllegalArgumentException("unknown filter '" + name + "' in a filter block");
+            }
+            return String.valueOf(filter.filter(renderChildren(tagNode, interpreter), interpreter));
+        }
     }
 
     /** Python's {@code json.dumps(x, ensure_ascii=False, indent=..., separators=..., sort_keys=...)}, as HF's tojson. */

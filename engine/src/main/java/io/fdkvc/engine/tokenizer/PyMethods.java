@@ -1,5 +1,6 @@
 package io.fdkvc.engine.tokenizer;
 
+import io.fdkvc.core.InputException;
 import jinjava.javax.el.ELContext;
 import jinjava.javax.el.ELException;
 import jinjava.javax.el.ELResolver;
@@ -279,7 +280,8 @@ final class PyMethods extends ELResolver {
      */
     static String rewriteSlices(String template) {
         StringBuilder out = new StringBuilder(template.length());
-        int i = 0, n = template.length();
+        int i = 0, n = template.length(), filters = 0;
+        java.util.ArrayDeque<String> blocks = new java.util.ArrayDeque<>();
         while (i < n) {
             int open = nextTag(template, i);
             if (open < 0) {
@@ -295,10 +297,119 @@ final class PyMethods extends ELResolver {
                 break;
             }
             String inner = template.substring(open + 2, end);
-            out.append(kind == '#' ? inner : rewriteExpression(inner)).append(close);
+            String statement = kind == '%' ? inner.replaceFirst("^[-+]?\\s*", "") : "";
+            if (kind == '%') {
+                trackBlocks(statement, blocks);
+            }
+            if (statement.startsWith("for ") && hasLoopFilter(statement)) {
+                out.append(unrollLoopFilter(inner, statement, filters++)).append(close);
+                i = end + 2;
+                continue;
+            }
+            // a macro's signature keeps its defaults as written (Jinjava parses them itself)
+            boolean verbatim = kind == '#' || statement.startsWith("macro ");
+            out.append(verbatim ? inner : rewriteExpression(inner)).append(close);
             i = end + 2;
         }
         return out.toString();
+    }
+
+    private static final java.util.Set<String> BLOCKS = java.util.Set.of("for", "if", "macro", "call", "filter",
+            "generation", "block", "with", "raw", "autoescape");
+
+    /**
+     * Follows the nesting of block tags to refuse {@code for ... else}, which Jinjava renders
+     * wrongly (its else branch runs after every item instead of only for an empty loop).
+     */
+    private static void trackBlocks(String statement, java.util.ArrayDeque<String> blocks) {
+        String word = statement.split("[\\s(]", 2)[0].replaceAll("-$", "");
+        if (BLOCKS.contains(word) || (word.equals("set") && !statement.contains("="))) {
+            blocks.push(word);
+        } else if (word.startsWith("end") && !blocks.isEmpty()) {
+            blocks.pop();
+        } else if (word.equals("else") && "for".equals(blocks.peek())) {
+            throw new InputException("the template has a for ... else block, which Jinjava does not render as Jinja does");
+        }
+    }
+
+    /**
+     * A filtered loop ({@code for T in I if C}), which Jinjava would run over every item, as two
+     * loops: the first collects the items that pass C into a list, the second loops over that list,
+     * so that {@code loop.index}, {@code loop.last} and {@code loop.length} count the filtered items
+     * as in Jinja. Returns the text between "{%" and "%}"; the tag's whitespace control stays at its
+     * ends.
+     */
+    private static String unrollLoopFilter(String inner, String statement, int k) {
+        String left = inner.stripLeading().startsWith("-") ? "-" : inner.stripLeading().startsWith("+") ? "+" : "";
+        String right = inner.stripTrailing().endsWith("-") ? "-" : "";
+        String body = statement.stripTrailing();
+        if (!right.isEmpty()) body = body.substring(0, body.length() - 1).stripTrailing();
+        int[] in = topLevelWord(body, "in", 0);
+        int[] iff = in == null ? null : topLevelWord(body, "if", in[1]);
+        if (iff == null) {
+            throw new InputException("cannot read the filtered loop '" + statement.strip() + "'");
+        }
+        String target = body.substring("for ".length(), in[0]).strip();
+        String iterable = rewriteExpression(body.substring(in[1], iff[0]));
+        String condition = rewriteExpression(body.substring(iff[1]));
+        String list = "fdkvc_filtered_" + k;
+        String item = target.contains(",") ? "[" + target + "]" : target;
+        return left + " set " + list + " = [] -%}{%- for " + target + " in " + iterable + " -%}{%- if " + condition
+                + " -%}{%- do " + list + ".append(" + item + ") -%}{%- endif -%}{%- endfor -%}{%- for " + target + " in "
+                + list + " " + right;
+    }
+
+    /**
+     * Where the keyword {@code word} stands alone (whitespace on both sides) at the top level of
+     * {@code s}, outside strings and brackets, at or after {@code from}: {start, end} of the keyword
+     * with its surrounding whitespace, or null.
+     */
+    private static int[] topLevelWord(String s, String word, int from) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\s+" + word + "\\s+").matcher(s);
+        int depth = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\'' || c == '"') {
+                int end = endOfString(s, i);
+                if (end < 0) return null;
+                i = end;
+            } else if (c == '(' || c == '[' || c == '{') {
+                depth++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                depth--;
+            } else if (depth == 0 && i >= from && Character.isWhitespace(c) && m.region(i, s.length()).lookingAt()) {
+                return new int[] {i, m.end()};
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether a for statement has Jinja's loop filter: an "if" at the top level after "in" with no
+     * "else" after it (which would make it a conditional expression).
+     */
+    static boolean hasLoopFilter(String statement) {
+        StringBuilder bare = new StringBuilder(); // the statement with string literals and bracketed parts blanked
+        int depth = 0;
+        for (int i = 0; i < statement.length(); i++) {
+            char c = statement.charAt(i);
+            if (c == '\'' || c == '"') {
+                int end = endOfString(statement, i);
+                if (end < 0) break;
+                i = end;
+                bare.append(' ');
+            } else if (c == '(' || c == '[' || c == '{') {
+                depth++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                depth--;
+            } else if (depth == 0) {
+                bare.append(c);
+            }
+        }
+        String b = " " + bare.toString().replaceAll("\\s+", " ") + " ";
+        int in = b.indexOf(" in ");
+        int iff = in < 0 ? -1 : b.indexOf(" if ", in + 3);
+        return iff >= 0 && !b.substring(iff).contains(" else ");
     }
 
     private static int nextTag(String t, int from) {
@@ -349,6 +460,12 @@ final class PyMethods extends ELResolver {
                 i = end + 1;
                 continue;
             }
+            if ((c == '+' || c == '-') && i + 1 < n && Character.isDigit(e.charAt(i + 1)) && endsWithOperand(out)) {
+                // Jinjava scans "n+1" as n followed by the number +1; Jinja reads n + 1
+                out.append(' ').append(c).append(' ');
+                i++;
+                continue;
+            }
             if (c == '(') {
                 int close = matching(e, i);
                 if (close > 0) {
@@ -384,6 +501,22 @@ final class PyMethods extends ELResolver {
             i++;
         }
         return out.toString();
+    }
+
+    /**
+     * Whether the text so far ends right at an operand (a name, a number, ')' or ']') so that a
+     * following '+' or '-' is binary; not after an exponent's 'e' ("1e-5").
+     */
+    private static boolean endsWithOperand(CharSequence s) {
+        int k = s.length() - 1;
+        if (k < 0) return false;
+        char c = s.charAt(k);
+        if (c == ')' || c == ']') return true;
+        if (!Character.isLetterOrDigit(c) && c != '_') return false;
+        int j = k;
+        while (j >= 0 && (Character.isLetterOrDigit(s.charAt(j)) || s.charAt(j) == '_' || s.charAt(j) == '.')) j--;
+        String token = s.subSequence(j + 1, k + 1).toString();
+        return !token.matches("[0-9][0-9.]*[eE]");
     }
 
     /** Whether the text so far ends with a value a subscript can follow: a name, a literal, ')' or ']'. */

@@ -282,6 +282,8 @@ class JinjaChatTemplateTest {
         assertThat(render("{{ xs[::-1] }} {{ xs[1:] }} {{ xs[:-1] }} {{ xs[::2] }} {{ xs[-2:] }} {{ 'abc'[::-1] }} {{ xs[10:] }}", v))
                 .isEqualTo("[4, 3, 2, 1] [2, 3, 4] [1, 2, 3] [1, 3] [3, 4] cba []");
         assertThat(render("{% for x in xs[::-1] %}{{ loop.index0 }}{{ x }}{% endfor %}", v)).isEqualTo("04132231");
+        // "n+1" without spaces (Jinjava alone reads "+1" as a number), in a slice and alone; "1e-2" stays a number
+        assertThat(render("{% set n = 1 %}{{ xs[:n+1] }} {{ n+1 }} {{ n-1 }} {{ 1e-2 }} {{ (n)+2 }}", v)).isEqualTo("[1, 2] 2 0 0.01 3");
         // a slice inside a string literal is text, and a list literal is no subscript
         assertThat(render("{{ '[::-1]' }}{% for x in [1, 2] %}{{ x }}{% endfor %}", v)).isEqualTo("[::-1]12");
     }
@@ -300,6 +302,33 @@ class JinjaChatTemplateTest {
         assertThat(render("{{ o | tojson(indent=2) }}", Map.of("o", obj)))
                 .isEqualTo("{\n  \"b\": [\n    1,\n    \"é\",\n    1.5,\n    true\n  ],\n  \"a\": null\n}");
         assertThat(render("{{ strftime_now('%Y') }}", Map.of())).isEqualTo(String.valueOf(LocalDate.now().getYear()));
+    }
+
+    /** Macro defaults stay as written; filter blocks; loop filters (which Jinjava alone would ignore) filter. */
+    @Test
+    void macrosFilterBlocksAndLoopFilters() {
+        Map<String, Object> v = Map.of("xs", List.of(1, 2, 3));
+        assertThat(render("{% macro f(x, pre='<', n=2) %}{{ pre }}{{ x }}{{ n }}{% endmacro %}{{ f('a') }}{{ f('b', n=xs|length - 1) }}", v))
+                .isEqualTo("<a2<b2");
+        assertThat(render("{% for x in (xs if xs else []) %}{{ x }}{% endfor %}", v)).isEqualTo("123");
+        // filter blocks, and transformers' generation block (its content)
+        assertThat(render("[{% filter trim %}  a b \n{% endfilter %}]{% generation %}c{% endgeneration %}", v)).isEqualTo("[a b]c");
+        // loop filters: loop.index, loop.last and loop.length count the items that pass, as in Jinja
+        assertThat(render("{%- for x in xs if x > 1 %}{{ x }}{{ loop.index }}/{{ loop.length }}{% endfor %}", v))
+                .isEqualTo("21/232/2");
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("a", 1);
+        d.put("b", 2);
+        d.put("c", 3);
+        assertThat(render("{% for k, v in d.items() if v != 2 -%}\n {{ k }}={{ v }}{{ ',' if not loop.last }}{% endfor %}",
+                Map.of("d", d))).isEqualTo("a=1,c=3");
+        // for ... else, which Jinjava would render after every item, is refused; an else of an if inside a loop is fine
+        assertThatThrownBy(() -> render("{% for x in xs %}{{ x }}{% else %}none{% endfor %}", v))
+                .isInstanceOf(InputException.class).hasMessageContaining("for ... else");
+        assertThat(render("{% for x in xs %}{% if x > 1 %}{{ x }}{% else %}-{% endif %}{% endfor %}", v)).isEqualTo("-23");
+        assertThat(PyMethods.hasLoopFilter("for x in xs if x else ys")).isFalse();
+        assertThat(PyMethods.hasLoopFilter("for m in messages if m['role'] != 'system'")).isTrue();
+        assertThat(PyMethods.hasLoopFilter("for m in messages")).isFalse();
     }
 
     @Test

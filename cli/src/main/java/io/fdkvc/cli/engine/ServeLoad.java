@@ -51,9 +51,9 @@ public final class ServeLoad {
         Path synthetic = null;
         int s = serve.indexOf("--synthetic");
         if (s >= 0) {
-            SyntheticModels.Shape shape = SyntheticModels.shape(serve.get(s + 1));
+            SyntheticModels.Model model = SyntheticModels.model(serve.get(s + 1), null);
             synthetic = Files.createTempFile("fdkvc-serve-bench-", ".gguf");
-            SyntheticModels.writeGguf(shape, synthetic);
+            SyntheticModels.writeGguf(model, synthetic);
             serve.set(s, "--model");
             serve.set(s + 1, synthetic.toString());
         }

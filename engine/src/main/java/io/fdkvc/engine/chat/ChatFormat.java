@@ -101,6 +101,7 @@ public final class ChatFormat {
                 case USER -> template.nextTurn(m.content());
                 case ASSISTANT -> template.assistantText(m.content());
                 case SYSTEM -> throw new InputException("messages[" + k + "].role: a system message is only allowed first");
+                case TOOL -> throw new InputException("messages[" + k + "].role: tool messages are not supported here");
             };
             out.addAll(tokenizer.encodeWithSpecials(text, false));
         }

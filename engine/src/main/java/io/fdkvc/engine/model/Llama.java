@@ -349,7 +349,7 @@ public final class Llama implements AutoCloseable {
             int tok = tokens[b];
             if (tok < 0 || tok >= vocab) throw new IllegalArgumentException("token " + tok + " outside the vocabulary of " + vocab);
             w.tokenEmbedding().dequantizeRow(tok, x, b * dim);
-            if (cache.positionMode() == PositionMode.ORIGINAL) rope.ensure(cache.nextPosition() + 1);
+            checkContext(cache, 1);
         }
         if (rowSave.length < qDim) rowSave = new float[qDim];
         for (int l = 0; l < layers; l++) {
@@ -357,6 +357,7 @@ public final class Llama implements AutoCloseable {
             pBatch = n;
             for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.attnNorm()[l], dim, c.normEps());
             parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
+            if (qkNorm) parallel(n * (heads + kvHeads), qkNormPhase, (long) n * (qDim + kvDim));
             for (int t = 0; t < n; t++) {
                 if (!neox) {
                     LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
@@ -387,15 +388,26 @@ public final class Llama implements AutoCloseable {
         return batchLogits;
     }
 
-    /** Attention of the token in row 0 over {@code cache}'s layer {@code l} (a one-token chunk). */
+    /**
+     * Attention of the token in row 0 over {@code cache}'s layer {@code l}: the same phases as a
+     * one-token chunk of {@link #forward} (key rotation, scores, softmax and values, observed
+     * attention when the policy reads it).
+     */
     private void attendOne(KvCache cache, int l) {
         pCache = cache;
         pBatch = 1;
+        if (cache.positionMode() == PositionMode.ORIGINAL) rope.window(cache.nextPosition(), 1);
         long t0 = System.nanoTime();
-        prepareAttention(cache, l);
+        long keys = prepareAttention(cache, l);
         parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
+        for (int h = 0; h < kvHeads; h++) cache.markRotated(l, h);
         long t1 = System.nanoTime();
-        parallel(heads, attentionPhase, (long) keyStart[kvHeads] * hd * 2 * group);
+        long work = keys * hd * group;
+        pFrom = 0;
+        pBlock = 1;
+        parallel(heads, scoresPhase, work);
+        parallel(heads, valuesPhase, work);
+        if (cache.observing()) parallel(kvHeads, observePhase, keys * group);
         long t2 = System.nanoTime();
         ropeNanos += t1 - t0;
         attentionNanos += t2 - t0;

@@ -433,6 +433,8 @@ public final class KvCache {
             streams[i].restore(s.streams()[i]);
             policies[i] = spec.newPolicy();
             policies[i].restoreState(s.policyStates()[i]);
+            rotatedValid[i] = 0; // the rotated copies are derived: rotated again from the restored keys
+            if (observing) clearObservation(i, observed[i].sum().length);
         }
         pending = 0;
         nextPosition = s.nextPosition();
@@ -445,7 +447,13 @@ public final class KvCache {
      * else restore a {@link #snapshot()} taken before that update.
      */
     public void discardPending() {
-        for (KvStream s : streams) s.truncate(s.scored());
+        for (int i = 0; i < streams.length; i++) {
+            KvStream s = streams[i];
+            s.truncate(s.scored());
+            // the dropped turn's rotated rows and observed attention go with it
+            rotatedValid[i] = Math.min(rotatedValid[i], s.size());
+            if (observing) clearObservation(i, observed[i].sum().length);
+        }
         nextPosition -= pending;
         pending = 0;
     }

@@ -48,6 +48,9 @@ public final class FdkvcPolicy implements Policy {
     @Override public double loss() { return loss; }
     @Override public boolean modulatesAttention() { return p.beta() > 0; }
 
+    @Override public void setPacking(boolean on) { ranker.setPacking(on); }
+    @Override public boolean packing() { return ranker.packing(); }
+
     @Override
     public void endTurn(KvStream s, Turn t) {
         s.beginUpdate();

@@ -61,7 +61,8 @@ public final class DialogueMetrics {
      * t arrives, pooled over the dialogue's turns (each reference counts once, so a turn with many
      * references weighs more). RETURN: references of the turns in a segment (maximal run of one
      * service) whose service an earlier segment already had, i.e. the dialogue came back to it.
-     * SYSTEM: references of the system turns (the turns the model writes).
+     * SYSTEM: at each system turn (the model's reply), its own references and those of the user
+     * turn it answers, read from the cache when the system turn arrives.
      */
     public static double neededContextRecall(Dialogue d, boolean[][] cached, RefScope scope) {
         boolean[] inReturn = scope == RefScope.RETURN ? returnTurns(d) : null;
@@ -70,19 +71,25 @@ public final class DialogueMetrics {
             if (inReturn != null && !inReturn[t]) continue;
             Utterance u = d.turn(t);
             if (scope == RefScope.SYSTEM && !u.bySystem()) continue;
-            for (int k = 0; k < u.refCount(); k++) {
-                int j = u.ref(k);
-                if (scope == RefScope.FAR && t - j < FAR) continue;
-                needed++;
-                if (cached[t][j]) held++;
+            // A system turn is the model's reply: it acts on the dialogue state of the user turn it
+            // answers, so it needs that turn's references too (SGD's system turns rarely have their own).
+            int from = scope == RefScope.SYSTEM && answers(d, t) ? t - 1 : t;
+            for (int s = from; s <= t; s++) {
+                Utterance v = d.turn(s);
+                for (int k = 0; k < v.refCount(); k++) {
+                    int j = v.ref(k);
+                    if (scope == RefScope.FAR && t - j < FAR) continue;
+                    needed++;
+                    if (cached[t][j]) held++;
+                }
             }
         }
         return needed == 0 ? Double.NaN : (double) held / needed;
     }
 
     /**
-     * Of the values the turns need (SGD {@code needs}; over the system turns only when
-     * {@code systemOnly}), the share with at least one of the turns that said the value cached
+     * Of the values the turns need (SGD {@code needs}; with {@code systemOnly}, at each system
+     * turn its own and those of the user turn it answers, as in the recall's SYSTEM scope), the share with at least one of the turns that said the value cached
      * when the turn arrives, pooled over the dialogue's turns like the recall. NaN without any
      * needed value.
      */
@@ -91,17 +98,26 @@ public final class DialogueMetrics {
         for (int t = 0; t < d.size(); t++) {
             Utterance u = d.turn(t);
             if (systemOnly && !u.bySystem()) continue;
-            for (int k = 0; k < u.needCount(); k++) {
-                needed++;
-                for (int j : u.needTurns(k)) {
-                    if (cached[t][j]) {
-                        held++;
-                        break;
+            int from = systemOnly && answers(d, t) ? t - 1 : t;
+            for (int s = from; s <= t; s++) {
+                Utterance v = d.turn(s);
+                for (int k = 0; k < v.needCount(); k++) {
+                    needed++;
+                    for (int j : v.needTurns(k)) {
+                        if (cached[t][j]) {
+                            held++;
+                            break;
+                        }
                     }
                 }
             }
         }
         return needed == 0 ? Double.NaN : (double) held / needed;
+    }
+
+    /** Whether system turn t answers a user turn (the turn before it is the user's). */
+    static boolean answers(Dialogue d, int t) {
+        return t > 0 && "USER".equals(d.turn(t - 1).speaker());
     }
 
     /** Turns of segments that return to a topic an earlier segment already had. */

@@ -15,9 +15,13 @@ public enum Metric {
     NEEDED_CONTEXT_RECALL_FAR("needed_context_recall_far"),
     /** The same over the turns of a segment that returns to a service the dialogue left earlier. */
     NEEDED_CONTEXT_RECALL_RETURN("needed_context_recall_return"),
-    /** needed_context_recall over the system turns alone: the turns the model writes. */
+    /**
+     * needed_context_recall at the system turns alone (the turns the model writes): at each, the
+     * references of the turn and of the user turn it answers (the dialogue state the reply acts
+     * on), against the cache when the system turn arrives.
+     */
     NEEDED_CONTEXT_RECALL_SYSTEM("needed_context_recall_system"),
-    /** needed_value_recall_any over the system turns alone. */
+    /** needed_value_recall_any at the system turns alone, counted as needed_context_recall_system is. */
     NEEDED_VALUE_RECALL_ANY_SYSTEM("needed_value_recall_any_system"),
     /** SGD, MultiWOZ: share of the cached tokens on the current turn's service or domain. */
     CURRENT_TOPIC_PRECISION("current_topic_precision"),

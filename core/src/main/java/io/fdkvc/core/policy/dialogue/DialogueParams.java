@@ -13,7 +13,8 @@ public record DialogueParams(
         @Doc(value = "weight of the decayed cumulative attention c / max c (FD-KVC's first channel)", range = ">= 0") double wc,
         @Doc(value = "weight of the relevance channel rho: decayed sum of cos(entry, turn) over the embeddings (lexical features in dialogues)", range = ">= 0") double wrho,
         @Doc(value = "weight of novelty: the share of an entry's (positive) embedding mass that no newer cached entry repeats", range = ">= 0") double wnovel,
-        @Doc(value = "weight of a speaker match between an entry and the next turn (dialogue feature layout only)", range = ">= 0") double wspeaker) {
+        @Doc(value = "weight of a speaker match between an entry and the next turn (dialogue feature layout only)", range = ">= 0") double wspeaker,
+        @Doc(value = "novelty counts only embedding mass above this floor (1 with DialogueFeatures: only names and numbers)", range = ">= 0") double nfloor) {
 
     /**
      * Chosen on sgd-train (600 dialogues) by {@code fdkvc tune --dataset sgd}: the best objective
@@ -21,7 +22,7 @@ public record DialogueParams(
      * tokens are the local context), near ties (within 0.001) broken by far recall
      * (docs/evaluation-dialogues.md, "fdkvc-dialogue").
      */
-    public static final DialogueParams DEFAULTS = new DialogueParams(0.25, 0.85, 0.0, 1.0, 3.0, 0.0);
+    public static final DialogueParams DEFAULTS = new DialogueParams(0.25, 0.85, 0.5, 1.0, 8.0, 0.0, 1.0);
 
     public DialogueParams {
         Check.inClosed("recent", recent, 0, 1);
@@ -30,5 +31,6 @@ public record DialogueParams(
         Check.atLeast("wrho", wrho, 0);
         Check.atLeast("wnovel", wnovel, 0);
         Check.atLeast("wspeaker", wspeaker, 0);
+        Check.atLeast("nfloor", nfloor, 0);
     }
 }

@@ -142,11 +142,12 @@ public final class DialoguePolicy implements Policy {
         int ed = s.embeddingDim();
         float[] e = s.embeddings();
         java.util.Arrays.fill(cover, 0, len, 0f);
+        float floor = (float) p.nfloor();
         for (int i = n - 1; i >= 0; i--) {
             int o = i * ed;
             double mass = 0, fresh = 0;
             for (int b = 0; b < len; b++) {
-                float x = e[o + b];
+                float x = e[o + b] - floor;
                 if (x <= 0) continue;
                 mass += x;
                 float cv = cover[b];

@@ -41,11 +41,26 @@ class DialoguePolicyTest {
         KvStream s = new KvStream(1, 0, 3, 4, false);
         float[][] e = {{0, 0, 1}, {1, 0, 0}, {1, 0, 0}};
         for (int i = 0; i < 3; i++) s.append(i, KEY, 0, null, 0, e[i], 0);
-        Policy p = policy(2, Map.of("recent", 0.0, "wc", 0.0, "wrho", 0.0, "wnovel", 1.0, "wspeaker", 0.0));
+        Policy p = policy(2, Map.of("recent", 0.0, "wc", 0.0, "wrho", 0.0, "wnovel", 1.0, "wspeaker", 0.0, "nfloor", 0.0));
         p.endTurn(s, Turn.of(new float[] {1f}, 1, 1, new float[] {0, 1, 0}));
         assertThat(kept(s)).containsExactly(0L, 2L);
         assertThat(s.h()[0]).isEqualTo(1.0);
         assertThat(s.h()[1]).isEqualTo(1.0);
+    }
+
+    @Test
+    void theNoveltyFloorCountsOnlyMassAboveIt() {
+        // e0 = (2, 1) (a name and a plain word), e1 = (0, 1) says the plain word again, e2 = (0, 0, ...)
+        // newest first with floor 1: e2 has no mass above 1 (novelty 0), e1 none (0), e0 = (1, 0) above
+        // the floor, not covered: novelty 1. Budget 2 (unit costs): the lowest h (e1 before e2 by position) goes.
+        KvStream s = new KvStream(1, 0, 2, 4, false);
+        float[][] e = {{2, 1}, {0, 1}, {0, 1}};
+        for (int i = 0; i < 3; i++) s.append(i, KEY, 0, null, 0, e[i], 0);
+        Policy p = policy(2, Map.of("recent", 0.0, "wc", 0.0, "wrho", 0.0, "wnovel", 1.0, "wspeaker", 0.0, "nfloor", 1.0));
+        p.endTurn(s, Turn.of(new float[] {1f}, 1, 1, new float[] {1, 0}));
+        assertThat(kept(s)).containsExactly(0L, 2L);
+        assertThat(s.h()[0]).isEqualTo(1.0);
+        assertThat(s.h()[1]).isEqualTo(0.0);
     }
 
     @Test

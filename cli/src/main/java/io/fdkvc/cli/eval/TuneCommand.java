@@ -40,7 +40,7 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--grid", paramLabel = "NAME=V1,V2,...", description = "with --dataset: replace one axis of fdkvc-dialogue's grid (repeatable)")
     java.util.List<String> grid = new java.util.ArrayList<>();
 
-    @Option(names = "--budget-tokens", paramLabel = "N", description = "with --dataset: headline budget (default: 30% of the median dialogue's tokens)")
+    @Option(names = "--budget-tokens", paramLabel = "N", description = "with --dataset: headline budget (default: 30%% of the median dialogue's tokens)")
     Integer budgetTokens;
 
     @Option(names = "--no-packing", description = "with --dataset: policies evict without core's packing (the paper's setting)")

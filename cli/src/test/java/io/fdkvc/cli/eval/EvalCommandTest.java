@@ -200,10 +200,10 @@ class EvalCommandTest {
         Path data = Path.of(System.getProperty("fdkvc.shared", "../../shared"), "data", "dialogues", "tiage-train.jsonl.gz");
         org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(data), "shared TIAGE data not present");
         Run r = fdkvc("tune", "--dataset", "tiage", "--data", data.toString(), "--dialogues", "4", "--grid", "recent=0.25",
-                "--grid", "gamma=0.85", "--grid", "wc=0", "--grid", "wrho=1", "--grid", "wnovel=0,3", "--grid", "wspeaker=0", "--quiet");
+                "--grid", "gamma=0.85", "--grid", "wc=0", "--grid", "wrho=1", "--grid", "wnovel=0,3", "--grid", "wspeaker=0", "--grid", "nfloor=1", "--quiet");
         assertThat(r.status()).as(r.err()).isZero();
         assertThat(r.out()).contains("# Tuning fdkvc-dialogue on tiage-train.jsonl.gz: 4 dialogues")
-                .contains("| (window) |").contains("| (lc4j-token-window) |").contains("fdkvc-dialogue[recent=0.25 gamma=0.85 wc=0.0 wrho=1.0 wnovel=3.0 wspeaker=0.0]")
+                .contains("| (window) |").contains("| (lc4j-token-window) |").contains("fdkvc-dialogue[recent=0.25 gamma=0.85 wc=0.0 wrho=1.0 wnovel=3.0 wspeaker=0.0 nfloor=1.0]")
                 .contains("Best: `{");
         Run bad = fdkvc("tune", "--dataset", "tiage", "--data", data.toString(), "--grid", "lambda=1");
         assertThat(bad.status()).isEqualTo(2);

@@ -24,14 +24,18 @@ import java.util.Map;
  * those budgets. Run it on train splits only (docs/evaluation-dialogues.md).
  */
 public final class DialoguePolicyTuning {
-    /** The default grid (docs/evaluation-dialogues.md): 3 x 3 x 2 x 3 x 4 x 2 = 432 points. */
+    /**
+     * The default grid, around the chosen point (docs/evaluation-dialogues.md): 2 x 2 x 3 x 1 x 3
+     * x 2 x 2 = 144 points; {@code --grid} replaces an axis.
+     */
     public static final Map<String, List<Double>> DEFAULT_GRID = grid(
-            "recent", List.of(0.25, 0.5, 0.75),
-            "gamma", List.of(0.3, 0.7, 1.0),
-            "wc", List.of(0.0, 0.5),
-            "wrho", List.of(0.0, 0.5, 1.0),
-            "wnovel", List.of(0.0, 0.5, 1.0, 2.0),
-            "wspeaker", List.of(0.0, 0.3));
+            "recent", List.of(0.25, 0.4),
+            "gamma", List.of(0.7, 0.85),
+            "wc", List.of(0.0, 0.5, 1.0),
+            "wrho", List.of(1.0),
+            "wnovel", List.of(3.0, 5.0, 8.0),
+            "wspeaker", List.of(0.0, 0.3),
+            "nfloor", List.of(0.0, 1.0));
     static final List<String> REFERENCES = List.of("window", LangChain4jMemory.TOKEN_WINDOW, DialogueOptions.TUNED, "tova", "fdkvc-dialogue");
     static final List<Double> SHARES = List.of(0.2, 0.3);
 

@@ -38,7 +38,7 @@ public final class DialogueFeatures {
             "my", "your", "our", "their", "its", "this", "that", "these", "those", "there", "here", "what", "which", "who",
             "how", "when", "where", "why", "any", "some", "all", "not", "no", "yes", "so", "too", "also", "just", "very",
             "please", "thanks", "thank", "ok", "okay", "sure", "great", "good", "like", "want", "need", "help", "else",
-            "anything", "something", "that's", "s", "t", "m", "re", "ll", "d", "ve", "about", "up", "out", "one");
+            "anything", "something", "that's", "i'm", "i've", "i'd", "i'll", "it's", "don't", "im", "s", "t", "m", "re", "ll", "d", "ve", "about", "up", "out", "one");
 
     private DialogueFeatures() {}
 

@@ -21,10 +21,10 @@ import io.fdkvc.core.policy.Turn;
  *       not min-max normalised, because lexical vectors are mostly orthogonal and min-max would
  *       blow up noise). The turn's own entries start with c = 0 and rho = max(0, cos).</li>
  * </ol>
- * Then over all entries, newest first: novelty_i = the share of entry i's positive embedding
- * mass that the element-wise maximum of the newer cached entries does not reach (with the lexical
- * {@link DialogueFeatures}: the share of its words that no newer cached utterance says again, so
- * it holds the latest mention of them); speaker_i = 1 when the entry's speaker slot matches the
+ * Then over all entries, newest first: novelty_i = the share of entry i's embedding mass above
+ * {@code nfloor} that the element-wise maximum of the newer cached entries does not reach (with
+ * the lexical {@link DialogueFeatures} and nfloor 1: the share of its names and numbers that no
+ * newer cached utterance says again, so it holds the latest mention of them); speaker_i = 1 when the entry's speaker slot matches the
  * query's (the speaker who writes next), only when the embeddings have the
  * {@link DialogueFeatures} layout. Ownership h_i = wc * c_i / max c + wrho * rho_i
  * + wnovel * novelty_i + wspeaker * speaker_i.
@@ -32,8 +32,9 @@ import io.fdkvc.core.policy.Turn;
  * <p>Eviction: the most recent entries whose costs fit in {@code recent * budget} are kept first
  * (a higher tier), the rest by h, through the shared {@link Ranker} (with its packing). In an
  * engine, entries are tokens with unit costs and the embeddings are the keys: the speaker term is
- * absent, novelty reads the positive part of the keys, and the policy is a recent window plus
- * FD-KVC-style ownership.
+ * absent, novelty reads the key components above the floor (rarely any at the default floor of 1),
+ * packing never applies, and the policy is a recent window plus FD-KVC-style ownership (decayed
+ * attention and clipped key-to-query cosine).
  */
 public final class DialoguePolicy implements Policy {
     private final String name;

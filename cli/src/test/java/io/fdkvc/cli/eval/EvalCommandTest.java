@@ -193,4 +193,26 @@ class EvalCommandTest {
         assertThat(bad.status()).isEqualTo(2);
         assertThat(bad.err()).contains("--seed: 1 is the evaluation's seed");
     }
+
+    /** tune --dataset: the fdkvc-dialogue grid on real dialogues; a bad axis is named. */
+    @Test
+    void tuneOnADatasetSearchesTheDialogueGrid() {
+        Path data = Path.of(System.getProperty("fdkvc.shared", "../../shared"), "data", "dialogues", "tiage-train.jsonl.gz");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(data), "shared TIAGE data not present");
+        Run r = fdkvc("tune", "--dataset", "tiage", "--data", data.toString(), "--dialogues", "4", "--grid", "recent=0.25",
+                "--grid", "gamma=0.85", "--grid", "wc=0", "--grid", "wrho=1", "--grid", "wnovel=0,3", "--grid", "wspeaker=0", "--grid", "nfloor=1", "--quiet");
+        assertThat(r.status()).as(r.err()).isZero();
+        assertThat(r.out()).contains("# Tuning fdkvc-dialogue on tiage-train.jsonl.gz: 4 dialogues")
+                .contains("| (window) |").contains("| (lc4j-token-window) |").contains("fdkvc-dialogue[recent=0.25 gamma=0.85 wc=0.0 wrho=1.0 wnovel=3.0 wspeaker=0.0 nfloor=1.0]")
+                .contains("Best: `{");
+        Run bad = fdkvc("tune", "--dataset", "tiage", "--data", data.toString(), "--grid", "lambda=1");
+        assertThat(bad.status()).isEqualTo(2);
+        assertThat(bad.err()).contains("--grid lambda: not a parameter of fdkvc-dialogue");
+        Run badValue = fdkvc("tune", "--dataset", "tiage", "--data", data.toString(), "--grid", "recent=2");
+        assertThat(badValue.status()).isEqualTo(2);
+        assertThat(badValue.err()).contains("recent");
+        Run synthetic = fdkvc("eval", "--no-packing", "--dialogues", "2");
+        assertThat(synthetic.status()).isEqualTo(2);
+        assertThat(synthetic.err()).contains("--no-packing: only used with --dataset");
+    }
 }

@@ -13,6 +13,8 @@ import io.fdkvc.core.policy.baseline.StreamingParams;
 import io.fdkvc.core.policy.baseline.StreamingPolicy;
 import io.fdkvc.core.policy.baseline.TovaPolicy;
 import io.fdkvc.core.policy.baseline.WindowPolicy;
+import io.fdkvc.core.policy.dialogue.DialogueParams;
+import io.fdkvc.core.policy.dialogue.DialoguePolicy;
 import io.fdkvc.core.policy.fdkvc.FdkvcParams;
 import io.fdkvc.core.policy.fdkvc.FdkvcPolicy;
 import java.util.LinkedHashMap;
@@ -51,6 +53,9 @@ public final class BuiltinPolicies implements PolicyProvider {
                 new Kind("fdkvc-fixed-lr", "ablation: mu=0", FdkvcParams.DEFAULTS, ordered("mu", 0.0), fdkvc),
                 new Kind("fdkvc-no-modulation", "ablation: beta=0", FdkvcParams.DEFAULTS, ordered("beta", 0.0), fdkvc),
                 new Kind("fdkvc-no-threshold", "ablation: tau=0", FdkvcParams.DEFAULTS, ordered("tau", 0.0), fdkvc),
+                new Kind("fdkvc-dialogue", "conversation memory: recent share protected, decayed attention + lexical relevance, "
+                        + "novelty (latest mention of names and numbers), speaker; see docs/evaluation-dialogues.md",
+                        DialogueParams.DEFAULTS, Map.of(), (n, b, p) -> new DialoguePolicy(n, b, (DialogueParams) p)),
                 new Kind("fdkvc-recency-only", "ablation: wc=0, wrho=1", FdkvcParams.DEFAULTS, ordered("wc", 0.0, "wrho", 1.0), fdkvc));
     }
 

@@ -19,12 +19,15 @@ public final class DialogueMetrics {
     private DialogueMetrics() {}
 
     /** Which references a recall counts. */
-    public enum RefScope { ALL, FAR, RETURN }
+    public enum RefScope { ALL, FAR, RETURN, SYSTEM }
 
     /** The value of {@code m}; {@code budget} (tokens) matters only to {@link Metric#CACHE_FILL}. */
     public static double value(Metric m, Dialogue d, boolean[][] cached, int[] tokens, long budget) {
         return switch (m) {
             case NEEDED_CONTEXT_RECALL -> neededContextRecall(d, cached, RefScope.ALL);
+            case NEEDED_VALUE_RECALL_ANY -> neededValueRecallAny(d, cached, false);
+            case NEEDED_CONTEXT_RECALL_SYSTEM -> neededContextRecall(d, cached, RefScope.SYSTEM);
+            case NEEDED_VALUE_RECALL_ANY_SYSTEM -> neededValueRecallAny(d, cached, true);
             case NEEDED_CONTEXT_RECALL_FAR -> neededContextRecall(d, cached, RefScope.FAR);
             case NEEDED_CONTEXT_RECALL_RETURN -> neededContextRecall(d, cached, RefScope.RETURN);
             case CURRENT_TOPIC_PRECISION -> currentTopicPrecision(d, cached, tokens);
@@ -58,6 +61,8 @@ public final class DialogueMetrics {
      * t arrives, pooled over the dialogue's turns (each reference counts once, so a turn with many
      * references weighs more). RETURN: references of the turns in a segment (maximal run of one
      * service) whose service an earlier segment already had, i.e. the dialogue came back to it.
+     * SYSTEM: at each system turn (the model's reply), its own references and those of the user
+     * turn it answers, read from the cache when the system turn arrives.
      */
     public static double neededContextRecall(Dialogue d, boolean[][] cached, RefScope scope) {
         boolean[] inReturn = scope == RefScope.RETURN ? returnTurns(d) : null;
@@ -65,14 +70,54 @@ public final class DialogueMetrics {
         for (int t = 0; t < d.size(); t++) {
             if (inReturn != null && !inReturn[t]) continue;
             Utterance u = d.turn(t);
-            for (int k = 0; k < u.refCount(); k++) {
-                int j = u.ref(k);
-                if (scope == RefScope.FAR && t - j < FAR) continue;
-                needed++;
-                if (cached[t][j]) held++;
+            if (scope == RefScope.SYSTEM && !u.bySystem()) continue;
+            // A system turn is the model's reply: it acts on the dialogue state of the user turn it
+            // answers, so it needs that turn's references too (SGD's system turns rarely have their own).
+            int from = scope == RefScope.SYSTEM && answers(d, t) ? t - 1 : t;
+            for (int s = from; s <= t; s++) {
+                Utterance v = d.turn(s);
+                for (int k = 0; k < v.refCount(); k++) {
+                    int j = v.ref(k);
+                    if (scope == RefScope.FAR && t - j < FAR) continue;
+                    needed++;
+                    if (cached[t][j]) held++;
+                }
             }
         }
         return needed == 0 ? Double.NaN : (double) held / needed;
+    }
+
+    /**
+     * Of the values the turns need (SGD {@code needs}; with {@code systemOnly}, at each system
+     * turn its own and those of the user turn it answers, as in the recall's SYSTEM scope), the share with at least one of the turns that said the value cached
+     * when the turn arrives, pooled over the dialogue's turns like the recall. NaN without any
+     * needed value.
+     */
+    public static double neededValueRecallAny(Dialogue d, boolean[][] cached, boolean systemOnly) {
+        long needed = 0, held = 0;
+        for (int t = 0; t < d.size(); t++) {
+            Utterance u = d.turn(t);
+            if (systemOnly && !u.bySystem()) continue;
+            int from = systemOnly && answers(d, t) ? t - 1 : t;
+            for (int s = from; s <= t; s++) {
+                Utterance v = d.turn(s);
+                for (int k = 0; k < v.needCount(); k++) {
+                    needed++;
+                    for (int j : v.needTurns(k)) {
+                        if (cached[t][j]) {
+                            held++;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        return needed == 0 ? Double.NaN : (double) held / needed;
+    }
+
+    /** Whether system turn t answers a user turn (the turn before it is the user's). */
+    static boolean answers(Dialogue d, int t) {
+        return t > 0 && "USER".equals(d.turn(t - 1).speaker());
     }
 
     /** Turns of segments that return to a topic an earlier segment already had. */

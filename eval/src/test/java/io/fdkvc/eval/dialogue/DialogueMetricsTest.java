@@ -44,6 +44,33 @@ class DialogueMetricsTest {
     }
 
     @Test
+    void valueRecallAnyCreditsAnyMentionAndTheSystemScopeKeepsSystemTurns() {
+        // turn 3 (USER) needs value a said at turns 2 and 0, value b said at turn 1 (refs 1, 2);
+        // turn 4 (SYSTEM) answers turn 3, needs value c said at turns 3 and 1 and has ref 3.
+        List<Utterance> turns = List.of(
+                new Utterance("USER", "x", null, null, 0), new Utterance("SYSTEM", "x", null, null, 0),
+                new Utterance("USER", "x", null, null, 0),
+                new Utterance("USER", "x", null, new int[] {1, 2}, 0, new int[][] {{2, 0}, {1}}),
+                new Utterance("SYSTEM", "x", null, new int[] {3}, 0, new int[][] {{3, 1}}));
+        Dialogue d = new Dialogue("v", turns);
+        boolean[][] cached = new boolean[5][5];
+        cached[3][0] = true; // an older mention of a: a counts, b does not -> turn 3: 1 of 2
+        cached[4][1] = true; // turn 4 (system, answering user turn 3): c via turn 1 held, a (2, 0) and b (1) from turn 3: b held
+        assertThat(DialogueMetrics.neededValueRecallAny(d, cached, false)).isEqualTo(2.0 / 3);
+        // system scope at turn 4: its own c (held through 1) + turn 3's a (2, 0: not held at turn 4) and b (1: held) -> 2 of 3
+        assertThat(DialogueMetrics.neededValueRecallAny(d, cached, true)).isEqualTo(2.0 / 3);
+        // refs: turn 3 needs 1 and 2 (neither held at 3), turn 4 needs 3 (not held)
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.ALL)).isEqualTo(0.0);
+        // system scope at turn 4: ref 3 (no) plus turn 3's refs 1 (held at 4) and 2 (no) -> 1 of 3
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.SYSTEM)).isEqualTo(1.0 / 3);
+        cached[4][3] = true;
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.SYSTEM)).isEqualTo(2.0 / 3);
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.ALL)).isEqualTo(1.0 / 3);
+        // no needs anywhere: undefined
+        assertThat(DialogueMetrics.neededValueRecallAny(new Dialogue("e", List.of(turns.get(0))), new boolean[1][1], false)).isNaN();
+    }
+
+    @Test
     void returnTurnsAreTheSegmentsThatComeBackToAnEarlierTopic() {
         assertThat(DialogueMetrics.returnTurns(SGD)).containsExactly(false, false, false, false, true, true, true, true);
         Dialogue abcb = new Dialogue("r", List.of(sgd("A"), sgd("B"), sgd("C"), sgd("B"), sgd("A"), sgd("A"), sgd("C")));

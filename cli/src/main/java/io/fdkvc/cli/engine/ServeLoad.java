@@ -32,7 +32,8 @@ import tools.jackson.databind.node.ObjectNode;
  * server's resident memory over the turns. Bounded: C x T requests and a wall-clock cap; it only
  * ever talks to the server it started.
  *
- * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]}
+ * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]};
+ * {@code -DserveBench.warmup=N} turns of an unmeasured conversation first (default 10).
  */
 public final class ServeLoad {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -79,11 +80,28 @@ public final class ServeLoad {
         Process server = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             String base = awaitReady(server);
+            // warm-up, not measured: one conversation of WARMUP turns (compiles the hot paths, so
+            // that the per-turn figures compare turns and not the JIT), then its session is deleted
+            int warmup = Integer.getInteger("serveBench.warmup", 10);
+            if (warmup > 0) {
+                drive(base, server.pid(), 1, warmup, maxTokens, maxSeconds);
+                deleteAll(base);
+            }
             Result r = drive(base, server.pid(), conversations, turns, maxTokens, maxSeconds);
             r.print(conversations, turns, maxTokens, String.join(" ", serveArgs));
         } finally {
             server.destroy();
             server.waitFor();
+        }
+    }
+
+    private static void deleteAll(String base) throws Exception {
+        HttpClient c = HttpClient.newHttpClient();
+        JsonNode list = JSON.readTree(c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions")).build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+        for (JsonNode e : list.get("data")) {
+            c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/" + e.get("id").asString())).DELETE().build(),
+                    HttpResponse.BodyHandlers.discarding());
         }
     }
 

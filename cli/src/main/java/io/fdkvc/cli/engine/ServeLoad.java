@@ -33,7 +33,7 @@ import tools.jackson.databind.node.ObjectNode;
  * ever talks to the server it started.
  *
  * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]};
- * {@code -DserveBench.warmup=N} turns of an unmeasured conversation first (default 10).
+ * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 10).
  */
 public final class ServeLoad {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -80,11 +80,12 @@ public final class ServeLoad {
         Process server = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             String base = awaitReady(server);
-            // warm-up, not measured: one conversation of WARMUP turns (compiles the hot paths, so
-            // that the per-turn figures compare turns and not the JIT), then its session is deleted
+            // warm-up, not measured: min(C, 4) conversations of WARMUP turns (compiles the hot
+            // paths, the batched decode too, so that the per-turn figures compare turns and not
+            // the JIT), then their sessions are deleted
             int warmup = Integer.getInteger("serveBench.warmup", 10);
             if (warmup > 0) {
-                drive(base, server.pid(), 1, warmup, maxTokens, maxSeconds);
+                drive(base, server.pid(), Math.min(conversations, 4), warmup, maxTokens, maxSeconds);
                 deleteAll(base);
             }
             Result r = drive(base, server.pid(), conversations, turns, maxTokens, maxSeconds);

@@ -358,13 +358,13 @@ public final class ChatServer implements AutoCloseable {
         ObjectNode root = JSON.createObjectNode();
         root.put("object", "list");
         ArrayNode data = root.putArray("data");
-        for (SessionManager.Entry e : sessions.list()) data.add(sessionJson(m, e));
+        for (SessionManager.Info e : sessions.list()) data.add(sessionJson(m, e));
         json(ctx, root);
     }
 
     private void getSession(Context ctx) {
         ServedModel m = requireModel();
-        json(ctx, sessionJson(m, sessions.get(ctx.pathParam("id"))));
+        json(ctx, sessionJson(m, sessions.describe(ctx.pathParam("id"))));
     }
 
     private void deleteSession(Context ctx) throws IOException {
@@ -378,21 +378,19 @@ public final class ChatServer implements AutoCloseable {
         json(ctx, root);
     }
 
-    private static ObjectNode sessionJson(ServedModel m, SessionManager.Entry e) {
+    private static ObjectNode sessionJson(ServedModel m, SessionManager.Info e) {
         ObjectNode o = JSON.createObjectNode();
-        synchronized (e) {
-            o.put("id", e.id);
-            o.put("object", "session");
-            o.put("live", e.live());
-            o.put("busy", e.busy);
-            o.put("turns", e.turns);
-            o.put("messages", e.messages);
-            o.put("tokens", e.tokens);
-            o.put("largestStreamEntries", e.largest);
-            o.put("totalEntries", e.totalEntries);
-            o.put("evictions", e.evictions);
-            o.put("kvBytes", e.kvBytes);
-        }
+        o.put("id", e.id());
+        o.put("object", "session");
+        o.put("live", e.live());
+        o.put("busy", e.busy());
+        o.put("turns", e.turns());
+        o.put("messages", e.messages());
+        o.put("tokens", e.tokens());
+        o.put("largestStreamEntries", e.largest());
+        o.put("totalEntries", e.totalEntries());
+        o.put("evictions", e.evictions());
+        o.put("kvBytes", e.kvBytes());
         o.put("policy", m.policy().name());
         o.put("policySpec", m.policy().toString());
         o.put("budget", m.policy().budget());

@@ -268,11 +268,27 @@ final class SessionManager {
         }
     }
 
-    synchronized List<Entry> list() {
-        return List.copyOf(entries.values());
+    /** A session's figures, read under the manager's lock (as of its last committed turn). */
+    record Info(String id, boolean live, boolean busy, int turns, int messages, int tokens, int largest, long totalEntries,
+                long evictions, long kvBytes) {}
+
+    private static Info info(Entry e) {
+        return new Info(e.id, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions, e.kvBytes);
     }
 
-    synchronized Entry get(String id) {
+    synchronized List<Info> list() {
+        List<Info> out = new ArrayList<>();
+        for (Entry e : entries.values()) out.add(info(e));
+        return out;
+    }
+
+    synchronized Info describe(String id) {
+        Entry e = entries.get(id);
+        if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
+        return info(e);
+    }
+
+    private Entry get(String id) {
         Entry e = entries.get(id);
         if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
         return e;

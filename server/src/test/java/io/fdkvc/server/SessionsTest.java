@@ -316,4 +316,28 @@ class SessionsTest {
             assertThat(c.last.get("usage").get("prompt_tokens").asInt()).isGreaterThan(64 * 20);
         }
     }
+
+    /** A stop text ends the reply before it (finish_reason stop); a seed makes a sampled reply reproducible. */
+    @Test
+    void stopTextsAndSeeds() throws Exception {
+        try (var s = TestServers.start(TestServers.options(8, null, null, 4, 8), "fdkvc", 48, 32)) {
+            String url = s.base() + "/v1/chat/completions";
+            JsonNode plain = json(post(url, Http.chat(16, false, "user", USERS[0])));
+            String full = plain.get("choices").get(0).get("message").get("content").asString();
+            assertThat(full.length()).isGreaterThan(8);
+            String stop = full.substring(5, 8);
+            ObjectNode body = (ObjectNode) Http.JSON.readTree(Http.chat(16, false, "user", USERS[0]));
+            body.putArray("stop").add(stop);
+            JsonNode cut = json(post(url, Http.JSON.writeValueAsString(body)));
+            assertThat(cut.get("choices").get(0).get("message").get("content").asString()).isEqualTo(full.substring(0, full.indexOf(stop)));
+            assertThat(cut.get("choices").get(0).get("finish_reason").asString()).isEqualTo("stop");
+
+            ObjectNode sampled = (ObjectNode) Http.JSON.readTree(Http.chat(16, false, "user", USERS[1]));
+            sampled.put("temperature", 0.9);
+            sampled.put("seed", 42);
+            String a = json(post(url, Http.JSON.writeValueAsString(sampled))).get("choices").get(0).get("message").get("content").asString();
+            String b = json(post(url, Http.JSON.writeValueAsString(sampled))).get("choices").get(0).get("message").get("content").asString();
+            assertThat(b).isEqualTo(a);
+        }
+    }
 }

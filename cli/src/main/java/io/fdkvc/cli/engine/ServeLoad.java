@@ -32,7 +32,8 @@ import tools.jackson.databind.node.ObjectNode;
  * server's resident memory over the turns. Bounded: C x T requests and a wall-clock cap; it only
  * ever talks to the server it started.
  *
- * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]}
+ * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]};
+ * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 10).
  */
 public final class ServeLoad {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -79,11 +80,29 @@ public final class ServeLoad {
         Process server = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try {
             String base = awaitReady(server);
+            // warm-up, not measured: min(C, 4) conversations of WARMUP turns (compiles the hot
+            // paths, the batched decode too, so that the per-turn figures compare turns and not
+            // the JIT), then their sessions are deleted
+            int warmup = Integer.getInteger("serveBench.warmup", 10);
+            if (warmup > 0) {
+                drive(base, server.pid(), Math.min(conversations, 4), warmup, maxTokens, maxSeconds);
+                deleteAll(base);
+            }
             Result r = drive(base, server.pid(), conversations, turns, maxTokens, maxSeconds);
             r.print(conversations, turns, maxTokens, String.join(" ", serveArgs));
         } finally {
             server.destroy();
             server.waitFor();
+        }
+    }
+
+    private static void deleteAll(String base) throws Exception {
+        HttpClient c = HttpClient.newHttpClient();
+        JsonNode list = JSON.readTree(c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions")).build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+        for (JsonNode e : list.get("data")) {
+            c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/" + e.get("id").asString())).DELETE().build(),
+                    HttpResponse.BodyHandlers.discarding());
         }
     }
 
@@ -113,7 +132,8 @@ public final class ServeLoad {
 
     /** What a run measured. */
     record Result(double seconds, int requests, int errors, long generated, long[] ttftNanos, long[] latencyNanos,
-                  double[] meanLatencyByTurn, long[] rssAtTurn, List<String> errorSamples) {
+                  double[] meanLatencyByTurn, long[] rssAtTurn, List<String> errorSamples, long[] early, long[] late,
+                  double[] fedByTurn) {
         void print(int c, int t, int maxTokens, String serveArgs) {
             System.out.printf(Locale.ROOT, "serve-bench: C=%d T=%d max_tokens=%d  server: %s%n", c, t, maxTokens, serveArgs);
             System.out.printf(Locale.ROOT, "requests %d in %.1f s: %.2f req/s; generated %d tokens: %.1f tok/s; errors %d%n",
@@ -131,6 +151,13 @@ public final class ServeLoad {
             }
             System.out.println(lat);
             System.out.println(rss);
+            StringBuilder fed = new StringBuilder("prompt tokens fed (not cached) per request, mean by turn:");
+            for (int k : new int[] {1, 2, 5, 10, 20, 30, 40, 50}) {
+                if (k <= t) fed.append(String.format(Locale.ROOT, " t%d=%.1f", k, fedByTurn[k - 1]));
+            }
+            System.out.println(fed);
+            System.out.printf(Locale.ROOT, "median latency ms, turns 3-7: %.0f (n=%d); turns %d-%d: %.0f (n=%d)%n", pct(early, 50),
+                    early.length, Math.max(1, t - 4), t, pct(late, 50), late.length);
             for (String e : errorSamples) System.out.println("error: " + e);
         }
 
@@ -149,6 +176,8 @@ public final class ServeLoad {
         int total = conversations * turns;
         long[] ttft = new long[total], latency = new long[total];
         long[] latencySumByTurn = new long[turns];
+        long[][] latencyAt = new long[conversations][turns];   // 0: not completed
+        long[] fedSumByTurn = new long[turns];
         int[] countByTurn = new int[turns];
         AtomicInteger done = new AtomicInteger(), errors = new AtomicInteger();
         AtomicLong generated = new AtomicLong();
@@ -178,7 +207,7 @@ public final class ServeLoad {
                                 HttpResponse.BodyHandlers.ofInputStream());
                         if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));
                         StringBuilder reply = new StringBuilder();
-                        long first = 0, tokens = 0;
+                        long first = 0, tokens = 0, fed = 0;
                         try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
                             for (String line; (line = in.readLine()) != null; ) {
                                 if (!line.startsWith("data: ") || line.equals("data: [DONE]")) continue;
@@ -190,7 +219,11 @@ public final class ServeLoad {
                                     if (first == 0) first = System.nanoTime();
                                     reply.append(content.asString());
                                 }
-                                if (ev.has("usage")) tokens = ev.get("usage").get("completion_tokens").asLong();
+                                if (ev.has("usage")) {
+                                    JsonNode u = ev.get("usage");
+                                    tokens = u.get("completion_tokens").asLong();
+                                    fed = u.get("prompt_tokens").asLong() - u.get("prompt_tokens_details").get("cached_tokens").asLong();
+                                }
                             }
                         }
                         long end = System.nanoTime();
@@ -199,8 +232,10 @@ public final class ServeLoad {
                         latency[i] = end - start;
                         synchronized (latencySumByTurn) {
                             latencySumByTurn[k] += end - start;
+                            fedSumByTurn[k] += fed;
                             countByTurn[k]++;
                         }
+                        latencyAt[conv][k] = end - start;
                         generated.addAndGet(tokens);
                         messages.addObject().put("role", "assistant").put("content", reply.toString());
                     } catch (Exception e) {
@@ -217,8 +252,19 @@ public final class ServeLoad {
         int n = done.get();
         double[] meanByTurn = new double[turns];
         for (int k = 0; k < turns; k++) meanByTurn[k] = countByTurn[k] == 0 ? Double.NaN : latencySumByTurn[k] / 1e6 / countByTurn[k];
+        double[] fedByTurn = new double[turns];
+        for (int k = 0; k < turns; k++) fedByTurn[k] = countByTurn[k] == 0 ? Double.NaN : fedSumByTurn[k] / (double) countByTurn[k];
         return new Result(seconds, n + errors.get(), errors.get(), generated.get(), Arrays.copyOf(ttft, n), Arrays.copyOf(latency, n),
-                meanByTurn, rssAtTurn, errorSamples);
+                meanByTurn, rssAtTurn, errorSamples, window(latencyAt, 3, 7), window(latencyAt, turns - 4, turns), fedByTurn);
+    }
+
+    /** Latencies of turns [from, to] (1-based) of every conversation, where completed. */
+    private static long[] window(long[][] at, int from, int to) {
+        List<Long> v = new ArrayList<>();
+        for (long[] conv : at) {
+            for (int k = Math.max(1, from); k <= Math.min(to, conv.length); k++) if (conv[k - 1] > 0) v.add(conv[k - 1]);
+        }
+        return v.stream().mapToLong(Long::longValue).toArray();
     }
 
     /** Resident set size of a process, from /proc (0 where unavailable). */

@@ -207,6 +207,62 @@ public final class KvStream {
         evicted.clear();
     }
 
+    /**
+     * Drops the entries {@code [newSize, size)}, which must all belong to the turn in progress
+     * (not scored yet): a cancelled turn leaves the stream as it was before the turn began. No
+     * policy has seen those entries, so nothing else needs undoing.
+     */
+    public void truncate(int newSize) {
+        if (newSize < scored || newSize > size) {
+            throw new IllegalArgumentException("truncate to " + newSize + ": only unscored entries [" + scored + ", " + size
+                    + ") may be dropped");
+        }
+        for (int i = newSize; i < size; i++) totalCost -= cost[i];
+        size = newSize;
+    }
+
+    /** A copy of every entry and its policy scores (see {@link StreamSnapshot}). */
+    public StreamSnapshot snapshot() {
+        int n = size;
+        return new StreamSnapshot(keyDim, valueDim, embeddingDim, n, scored,
+                Arrays.copyOf(keys, n * keyDim), Arrays.copyOf(values, n * valueDim),
+                Arrays.copyOf(embeddings, n * embeddingDim), Arrays.copyOf(embeddingNorms, n),
+                Arrays.copyOf(positions, n), Arrays.copyOf(c, n), Arrays.copyOf(rho, n), Arrays.copyOf(h, n),
+                Arrays.copyOf(logitBias, n), Arrays.copyOf(cost, n));
+    }
+
+    /**
+     * Replaces the stream's contents with {@code s}, which must have this stream's dimensions; a
+     * bounded stream must have room for it. The eviction log is cleared.
+     */
+    public void restore(StreamSnapshot s) {
+        if (s.keyDim() != keyDim || s.valueDim() != valueDim || s.embeddingDim() != embeddingDim) {
+            throw new IllegalArgumentException("snapshot of a " + s.keyDim() + "/" + s.valueDim() + "/" + s.embeddingDim()
+                    + " stream restored into a " + keyDim + "/" + valueDim + "/" + embeddingDim + " stream");
+        }
+        int n = s.size();
+        if (n > capacity) {
+            if (!growable) throw new IllegalArgumentException("snapshot of " + n + " entries exceeds capacity " + capacity);
+            allocate(n);
+        }
+        System.arraycopy(s.keys(), 0, keys, 0, n * keyDim);
+        System.arraycopy(s.values(), 0, values, 0, n * valueDim);
+        System.arraycopy(s.embeddings(), 0, embeddings, 0, n * embeddingDim);
+        System.arraycopy(s.embeddingNorms(), 0, embeddingNorms, 0, n);
+        System.arraycopy(s.positions(), 0, positions, 0, n);
+        System.arraycopy(s.c(), 0, c, 0, n);
+        System.arraycopy(s.rho(), 0, rho, 0, n);
+        System.arraycopy(s.h(), 0, h, 0, n);
+        System.arraycopy(s.logitBias(), 0, logitBias, 0, n);
+        System.arraycopy(s.costs(), 0, cost, 0, n);
+        long total = 0;
+        for (int i = 0; i < n; i++) total += cost[i];
+        totalCost = total;
+        size = n;
+        scored = s.scored();
+        evicted.clear();
+    }
+
     /** Exact bytes held by this stream's arrays (capacity, not size: what the JVM really holds). */
     public long bytes() {
         return 4L * (keys.length + values.length + embeddings.length + logitBias.length + cost.length)

@@ -41,4 +41,20 @@ public interface Policy {
     default double loss() {
         return 0;
     }
+
+    /**
+     * The instance's own state beyond its stream (FD-KVC: alpha and the last loss), for
+     * persistence and rollback; empty for a policy whose state lives entirely in the stream's
+     * scores. A policy with any other state carried from turn to turn must override both methods.
+     */
+    default double[] exportState() {
+        return new double[0];
+    }
+
+    /** Puts back what {@link #exportState()} returned (same policy, same parameters). */
+    default void restoreState(double[] state) {
+        if (state.length != 0) {
+            throw new IllegalArgumentException(name() + " keeps no state, got " + state.length + " values");
+        }
+    }
 }

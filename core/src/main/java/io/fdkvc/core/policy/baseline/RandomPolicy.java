@@ -10,11 +10,31 @@ import java.util.SplittableRandom;
  * makes every subset of the budget's size equally likely. Same seed, same evictions.
  */
 public final class RandomPolicy extends RankingPolicy {
-    private final SplittableRandom random;
+    private final long seed;
+    private SplittableRandom random;
+    private long draws; // numbers drawn so far: the generator's state, for export
 
     public RandomPolicy(String name, int budget, RandomParams params) {
         super(name, budget);
-        this.random = new SplittableRandom(params.seed());
+        this.seed = params.seed();
+        this.random = new SplittableRandom(seed);
+    }
+
+    /** The number of draws so far (a double carries it exactly up to 2^53). */
+    @Override
+    public double[] exportState() {
+        return new double[] {draws};
+    }
+
+    /** Recreates the generator from the seed and replays the draws. */
+    @Override
+    public void restoreState(double[] state) {
+        if (state.length != 1 || state[0] < 0 || state[0] != Math.rint(state[0])) {
+            throw new IllegalArgumentException("random state is one non-negative draw count");
+        }
+        random = new SplittableRandom(seed);
+        draws = (long) state[0];
+        for (long i = 0; i < draws; i++) random.nextDouble();
     }
 
     @Override
@@ -22,6 +42,7 @@ public final class RandomPolicy extends RankingPolicy {
         for (int i = 0; i < s.size(); i++) {
             tier[i] = 0;
             score[i] = random.nextDouble();
+            draws++;
         }
     }
 }

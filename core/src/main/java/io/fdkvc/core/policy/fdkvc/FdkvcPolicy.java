@@ -48,6 +48,19 @@ public final class FdkvcPolicy implements Policy {
     @Override public double loss() { return loss; }
     @Override public boolean modulatesAttention() { return p.beta() > 0; }
 
+    /** alpha and the last loss: the only state FD-KVC carries between turns besides the stream's scores. */
+    @Override
+    public double[] exportState() {
+        return new double[] {alpha, loss};
+    }
+
+    @Override
+    public void restoreState(double[] state) {
+        if (state.length != 2) throw new IllegalArgumentException("fdkvc state has 2 values (alpha, loss), got " + state.length);
+        alpha = state[0];
+        loss = state[1];
+    }
+
     @Override
     public void endTurn(KvStream s, Turn t) {
         s.beginUpdate();

@@ -212,6 +212,101 @@ public final class KvCache {
         updates = 0;
     }
 
+    // ---- snapshots: persistence and rollback of a cancelled turn -------------------------------
+
+    /**
+     * The cache as of its last policy update: every stream's entries and scores, every policy's
+     * own state, the next position and the update count. Entries of the turn in progress are not
+     * included, so restoring it undoes that turn (a cancelled request) as well.
+     */
+    public Snapshot snapshot() {
+        int n = streams.length;
+        io.fdkvc.core.cache.StreamSnapshot[] ss = new io.fdkvc.core.cache.StreamSnapshot[n];
+        double[][] states = new double[n][];
+        for (int i = 0; i < n; i++) {
+            KvStream s = streams[i];
+            if (s.size() > s.scored()) {
+                // leave out the turn in progress: copy, drop it from the copy's stream, keep the original
+                KvStream tmp = new KvStream(s.keyDim(), s.valueDim(), 0, Math.max(1, s.size()), true);
+                tmp.restore(s.snapshot());
+                tmp.truncate(tmp.scored());
+                ss[i] = tmp.snapshot();
+            } else {
+                ss[i] = s.snapshot();
+            }
+            states[i] = policies[i].exportState();
+        }
+        return new Snapshot(layers, kvHeads, headDim, spec.name(), spec.budget(), ss, states, nextPosition - pending, updates);
+    }
+
+    /** Replaces the whole cache (turn in progress included) with {@code s}, taken from a cache of the same shape and policy. */
+    public void restore(Snapshot s) {
+        if (s.layers() != layers || s.kvHeads() != kvHeads || s.headDim() != headDim) {
+            throw new IllegalArgumentException("cache snapshot of shape " + s.layers() + "x" + s.kvHeads() + "x" + s.headDim()
+                    + " restored into " + layers + "x" + kvHeads + "x" + headDim);
+        }
+        if (!s.policy().equals(spec.name()) || s.budget() != spec.budget()) {
+            throw new IllegalArgumentException("cache snapshot of policy " + s.policy() + "/" + s.budget() + " restored into "
+                    + spec.name() + "/" + spec.budget());
+        }
+        for (int i = 0; i < streams.length; i++) {
+            streams[i].restore(s.streams()[i]);
+            policies[i] = spec.newPolicy();
+            policies[i].restoreState(s.policyStates()[i]);
+        }
+        pending = 0;
+        nextPosition = s.nextPosition();
+        updates = s.updates();
+    }
+
+    /**
+     * Drops the turn in progress (every entry appended since the last policy update): the cache
+     * is as it was after that update. Cheap; valid only while no update ran since the turn began,
+     * else restore a {@link #snapshot()} taken before that update.
+     */
+    public void discardPending() {
+        for (KvStream s : streams) s.truncate(s.scored());
+        nextPosition -= pending;
+        pending = 0;
+    }
+
+    /**
+     * A copy of a cache (see {@link #snapshot()}), in stream order {@code layer * kvHeads + head}.
+     *
+     * @param policy       the policy's registry name (with its budget, checked on restore)
+     * @param policyStates each stream's {@link Policy#exportState()}
+     * @param nextPosition true position of the next token
+     * @param updates      policy updates so far
+     */
+    public record Snapshot(int layers, int kvHeads, int headDim, String policy, int budget,
+                           io.fdkvc.core.cache.StreamSnapshot[] streams, double[][] policyStates, long nextPosition,
+                           long updates) {
+        public Snapshot {
+            if (streams.length != (long) layers * kvHeads || policyStates.length != streams.length) {
+                throw new IllegalArgumentException("cache snapshot has " + streams.length + " streams and " + policyStates.length
+                        + " policy states, expected " + layers * kvHeads);
+            }
+            if (nextPosition < 0 || updates < 0) throw new IllegalArgumentException("negative position or update count");
+            for (io.fdkvc.core.cache.StreamSnapshot st : streams) {
+                if (st.keyDim() != headDim || st.valueDim() != headDim || st.embeddingDim() != 0) {
+                    throw new IllegalArgumentException("cache snapshot stream of shape " + st.keyDim() + "/" + st.valueDim()
+                            + ", expected " + headDim);
+                }
+                if (st.size() > 0 && st.positions()[st.size() - 1] >= nextPosition) {
+                    throw new IllegalArgumentException("cache snapshot entry at position " + st.positions()[st.size() - 1]
+                            + " not before the next position " + nextPosition);
+                }
+            }
+        }
+
+        /** Entries held by all streams together. */
+        public long totalEntries() {
+            long n = 0;
+            for (io.fdkvc.core.cache.StreamSnapshot st : streams) n += st.size();
+            return n;
+        }
+    }
+
     /**
      * What one policy update did.
      *

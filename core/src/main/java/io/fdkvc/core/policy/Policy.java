@@ -32,6 +32,20 @@ public interface Policy {
     /** Updates scores, evicts and inserts the turn's entries. See the class comment. */
     void endTurn(KvStream stream, Turn turn);
 
+    /**
+     * Packing of a cost budget (on by default): after the policy evicts to its budget, the
+     * evicted entries that still fit are readmitted, best-ranked first by the policy's own
+     * ranking ({@link Ranker#evictToBudget}). It matters only with costed entries (a token budget
+     * over utterances); with unit costs nothing is ever readmitted. Off: the paper's setting.
+     * A policy that never evicts to a budget ignores it.
+     */
+    default void setPacking(boolean on) {}
+
+    /** Whether packing is on (see {@link #setPacking}); false for a policy that never evicts to a budget. */
+    default boolean packing() {
+        return false;
+    }
+
     /** FD-KVC's learning rate after the last turn (eq. 7); 0 for policies without one. */
     default double alpha() {
         return 0;

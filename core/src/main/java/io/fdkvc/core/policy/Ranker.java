@@ -21,6 +21,7 @@ public final class Ranker {
     private int[] order = new int[0];
     private int[] tmp = new int[0];
     private boolean[] remove = new boolean[0];
+    private boolean packing = true;
 
     /** Makes room for {@code n} entries. */
     public void ensure(int n) {
@@ -41,7 +42,19 @@ public final class Ranker {
      * Evicts the lowest entries of {@code s} by (tier, score, position) until the stream's total
      * cost is within {@code budget} (with unit costs: the size - budget lowest), logging them on
      * the stream from the lowest up, or in position order when {@code logInPositionOrder}.
-     * Entries of tier {@link #NEVER} are never chosen.
+     * Entries of tier {@link #NEVER} are never chosen. With {@linkplain #setPacking packing} on
+     * (the default), the evicted entries are then offered back, best-ranked first: each one whose
+     * cost fits in the room left below the budget is readmitted.
+     *
+     * <p>Why packing: with costed entries (an utterance of many tokens), "evict the lowest until
+     * the total fits" overshoots by up to one entry's cost, and the gap stays empty although a
+     * smaller evicted entry would fit in it. Packing fills it by the policy's own ranking, so it
+     * changes no policy's preferences, only how tightly the budget is used; every policy that
+     * evicts through the ranker gets the same packing. With unit costs the overshoot is zero and
+     * packing never readmits anything (the spec's setting is unchanged). Readmission scans the
+     * evicted entries from the best-ranked down and takes each that fits (greedy, first fit by
+     * rank): it never evicts an entry the ranking alone would have kept, and it never exceeds the
+     * budget.
      *
      * @throws IllegalStateException if protected entries alone exceed the budget
      */
@@ -53,17 +66,43 @@ public final class Ranker {
         int ranked = selectLowest(n, (int) Math.min(n, excess));
         Arrays.fill(remove, 0, n, false);
         int[] cost = s.costs();
+        int removed = 0;
         for (int k = 0; k < ranked && excess > 0; k++) {
             int i = order[k];
             if (tier[i] == NEVER) throw new IllegalStateException("cannot meet budget " + budget + ": protected entries fill it");
             remove[i] = true;
             excess -= cost[i];
-            if (!logInPositionOrder) s.logEviction(i);
+            removed++;
+        }
+        if (packing) {
+            // order[0, removed) are the evicted entries, lowest first: offer them back from the best-ranked down.
+            long room = -excess;
+            for (int k = removed - 1; k >= 0 && room > 0; k--) {
+                int i = order[k];
+                if (cost[i] <= room) {
+                    remove[i] = false;
+                    room -= cost[i];
+                }
+            }
         }
         if (logInPositionOrder) {
             for (int i = 0; i < n; i++) if (remove[i]) s.logEviction(i);
+        } else {
+            for (int k = 0; k < removed; k++) if (remove[order[k]]) s.logEviction(order[k]);
         }
         s.compact(remove);
+    }
+
+    /**
+     * Turns packing (readmitting evicted entries that still fit, see {@link #evictToBudget}) on
+     * or off; on by default. Off reproduces the paper's plain "evict the lowest until it fits".
+     */
+    public void setPacking(boolean on) {
+        packing = on;
+    }
+
+    public boolean packing() {
+        return packing;
     }
 
     /** Evicts every entry whose flag is set in {@link #removeFlags()}, logging in position order. */

@@ -30,6 +30,16 @@ public abstract class RankingPolicy implements Policy {
     }
 
     @Override
+    public final void setPacking(boolean on) {
+        ranker.setPacking(on);
+    }
+
+    @Override
+    public final boolean packing() {
+        return ranker.packing();
+    }
+
+    @Override
     public final void endTurn(KvStream stream, Turn turn) {
         stream.beginUpdate();
         ranker.ensure(stream.size());

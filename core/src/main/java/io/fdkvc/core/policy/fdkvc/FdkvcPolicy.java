@@ -61,6 +61,9 @@ public final class FdkvcPolicy implements Policy {
         loss = state[1];
     }
 
+    @Override public void setPacking(boolean on) { ranker.setPacking(on); }
+    @Override public boolean packing() { return ranker.packing(); }
+
     @Override
     public void endTurn(KvStream s, Turn t) {
         s.beginUpdate();

@@ -69,6 +69,7 @@ public final class PolicyRegistry {
         register("fdkvc-fixed-lr", "ablation: mu=0", FdkvcParams.DEFAULTS, ordered("mu", 0.0), fdkvc);
         register("fdkvc-no-modulation", "ablation: beta=0", FdkvcParams.DEFAULTS, ordered("beta", 0.0), fdkvc);
         register("fdkvc-no-threshold", "ablation: tau=0", FdkvcParams.DEFAULTS, ordered("tau", 0.0), fdkvc);
+        register("fdkvc-dialogue", "conversation memory: recent share protected, decayed attention + relevance, novelty (latest mention of its words), speaker; see docs/evaluation-dialogues.md", io.fdkvc.core.policy.dialogue.DialogueParams.DEFAULTS, Map.of(), (n, b, p) -> new io.fdkvc.core.policy.dialogue.DialoguePolicy(n, b, (io.fdkvc.core.policy.dialogue.DialogueParams) p));
         register("fdkvc-recency-only", "ablation: wc=0, wrho=1", FdkvcParams.DEFAULTS, ordered("wc", 0.0, "wrho", 1.0), fdkvc);
     }
 

@@ -36,6 +36,7 @@ class DifferentialTest {
         List<String> expected = new ArrayList<>(Traces.FDKVC_VARIANTS);
         expected.addAll(Traces.BASELINES);
         expected.add("random");
+        expected.add("fdkvc-dialogue"); // an extension, not in the spec: its own tests (DialoguePolicyTest) and the invariants
         assertThat(PolicyRegistry.names()).containsExactlyInAnyOrderElementsOf(expected);
     }
 

@@ -102,7 +102,8 @@ public final class SpecReference {
     }
 
     public static boolean isFdkvcVariant(String name) {
-        return name.equals("fdkvc") || name.equals("h2o-paper") || name.startsWith("fdkvc-");
+        // fdkvc-dialogue is an extension with its own parameters, not a spec variant
+        return name.equals("fdkvc") || name.equals("h2o-paper") || (name.startsWith("fdkvc-") && !name.equals("fdkvc-dialogue"));
     }
 
     private static final double EPS = 1e-8;

@@ -69,14 +69,14 @@ public final class TinyAssistant {
     }
 
     /**
-     * The memory: at most 48 tokens of prompt (MiniLM's WordPiece count), chosen by a policy over
-     * MiniLM embeddings of the messages; the whole transcript stays in {@code store}.
+     * The memory: at most 48 tokens of prompt (MiniLM's WordPiece count), chosen by the default
+     * policy, {@code fdkvc-dialogue}, over MiniLM embeddings and the words of the messages; the
+     * whole transcript stays in {@code store}.
      */
     static FdkvcChatMemory memory(ChatMemoryStore store) {
         return FdkvcChatMemory.builder()
                 .id("example")
                 .maxTokens(48)
-                .policy("fdkvc")
                 .chatMemoryStore(store)
                 .build();
     }

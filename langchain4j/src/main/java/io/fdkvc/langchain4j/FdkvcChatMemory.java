@@ -22,6 +22,8 @@ import io.fdkvc.core.policy.Policy;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.core.policy.Turn;
+import io.fdkvc.core.policy.dialogue.DialogueFeatures;
+import io.fdkvc.core.policy.dialogue.DialoguePolicy;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -38,10 +40,12 @@ import java.util.Set;
  * <p><b>What the policy sees.</b> Each message is one cache entry (a tool-execution request and
  * its results together are one entry): key = its unit-length sentence embedding, cost = its token
  * count, position = its index. Each entry is one policy turn whose single query is the entry's own
- * embedding scaled so that attention logits are cosine / {@code temperature} — exactly how the
- * evaluation's {@code DialogueSimulator} plays real dialogues, so the evaluation's numbers for a
- * policy describe this memory. The policy's budget is {@code maxTokens} minus the system
- * message's tokens.
+ * embedding scaled so that attention logits are cosine / {@code temperature}; for the default
+ * {@code fdkvc-dialogue} the policy also reads each entry's hashed content words and speaker
+ * (user, or assistant for AI messages and tool groups). That is how the evaluation plays real
+ * dialogues through a policy (eval {@code PolicyMemory}), so its numbers for a policy describe
+ * this memory. The policy's budget is {@code maxTokens} minus the system message's tokens, and
+ * packing is on (evicted messages that still fit are readmitted).
  *
  * <p><b>Conventions</b> (as LangChain4j's own memories):
  * <ul>
@@ -84,6 +88,7 @@ public final class FdkvcChatMemory implements ChatMemory {
     private final String policyName;
     private final Map<String, Object> policyParameters;
     private final double temperature;
+    private final boolean packing;
     private final ChatMemoryStore store;
 
     // ---- state (rebuilt from the store on first use) ----
@@ -105,6 +110,10 @@ public final class FdkvcChatMemory implements ChatMemory {
     private KvStream stream;
     private Turn turn;
     private float[] query;
+    /** Whether the policy reads the lexical {@link DialogueFeatures} as its embedding channel ({@code fdkvc-dialogue}). */
+    private boolean lexical;
+    private float[] features;
+    private float[] queryFeatures;
 
     /**
      * One cache entry: transcript messages {@code [first, first + count)}.
@@ -139,6 +148,7 @@ public final class FdkvcChatMemory implements ChatMemory {
         this.policyName = b.policy;
         this.policyParameters = Map.copyOf(b.parameters);
         this.temperature = b.temperature;
+        this.packing = b.packing;
         this.store = b.store;
     }
 
@@ -263,8 +273,13 @@ public final class FdkvcChatMemory implements ChatMemory {
 
     /**
      * The per-entry policy step: entry {@code k} enters the stream and the policy ends its turn
-     * with the entry's own embedding as the query (the evaluation's protocol). The one place
-     * where the policy runs.
+     * with the entry's own embedding as the query (the evaluation's protocol, eval
+     * {@code PolicyMemory}): key = the unit sentence embedding, query row = the same scaled by
+     * sqrt(d) / temperature so that attention logits are cosine / temperature. For
+     * {@code fdkvc-dialogue} the embedding channel is the entry's {@link DialogueFeatures} (hashed
+     * content words, speaker) and the query embedding is the same words tagged with the speaker who
+     * writes next. Packing (readmitting evicted entries that still fit) is the policy's own. The
+     * one place where the policy runs.
      */
     private void applyPolicy(int k) {
         Unit u = units.get(k);
@@ -273,21 +288,34 @@ public final class FdkvcChatMemory implements ChatMemory {
         if (dim != stream.keyDim()) {
             throw new InputException("embeddingModel: embeddings changed dimension from " + stream.keyDim() + " to " + dim);
         }
-        stream.append(k, u.embedding(), 0, null, 0, null, 0, u.cost());
+        if (lexical) {
+            DialogueFeatures.Speaker speaker = u.user() ? DialogueFeatures.Speaker.USER : DialogueFeatures.Speaker.ASSISTANT;
+            String text = text(u.first(), u.count());
+            DialogueFeatures.write(text, speaker, features, 0);
+            DialogueFeatures.write(text, DialogueFeatures.next(speaker), queryFeatures, 0);
+            stream.append(k, u.embedding(), 0, null, 0, features, 0, u.cost());
+        } else {
+            stream.append(k, u.embedding(), 0, null, 0, null, 0, u.cost());
+        }
         float scale = (float) (Math.sqrt(dim) / temperature);
         for (int j = 0; j < dim; j++) query[j] = u.embedding()[j] * scale;
-        turn.set(query, 1, u.embedding());
+        turn.set(query, 1, lexical ? queryFeatures : u.embedding());
         policy.endTurn(stream, turn);
     }
 
     private void createPolicy(int dim) {
         spec = PolicyRegistry.spec(policyName, maxTokens - systemCost, policyParameters);
         policy = spec.newPolicy();
+        policy.setPacking(packing);
+        lexical = policy instanceof DialoguePolicy;
+        int embeddingDim = lexical ? DialogueFeatures.DIMENSION : 0;
         // Growable storage: entries are whole messages, few; a budget of many tokens must not
         // pre-allocate as many embedding rows.
-        stream = new KvStream(dim, 0, 0, 16, true);
-        turn = new Turn(dim, dim);
+        stream = new KvStream(dim, 0, embeddingDim, 16, true);
+        turn = new Turn(dim, lexical ? DialogueFeatures.DIMENSION : dim);
         query = new float[dim];
+        features = lexical ? new float[DialogueFeatures.DIMENSION] : null;
+        queryFeatures = lexical ? new float[DialogueFeatures.DIMENSION] : null;
     }
 
     private void replayPolicy() {
@@ -425,7 +453,7 @@ public final class FdkvcChatMemory implements ChatMemory {
         Map<String, Object> values = PolicyRegistry.spec(policyName, maxTokens, policyParameters).parameterValues();
         Map<String, String> params = new LinkedHashMap<>();
         values.forEach((k, v) -> params.put(k, String.valueOf(v)));
-        return new MemoryState.Config(policyName, params, maxTokens, temperature);
+        return new MemoryState.Config(policyName, params, maxTokens, temperature, packing);
     }
 
     /** Reads the store once: replays what it holds. */
@@ -469,6 +497,7 @@ public final class FdkvcChatMemory implements ChatMemory {
         private String policy = DEFAULT_POLICY;
         private final Map<String, Object> parameters = new LinkedHashMap<>();
         private double temperature = DEFAULT_TEMPERATURE;
+        private boolean packing = true;
         private ChatMemoryStore store = new InMemoryChatMemoryStore();
 
         private Builder() {}
@@ -522,6 +551,15 @@ public final class FdkvcChatMemory implements ChatMemory {
         /** Attention temperature: the policy's attention logits are cosine / temperature (default {@value #DEFAULT_TEMPERATURE}). */
         public Builder temperature(double temperature) {
             this.temperature = temperature;
+            return this;
+        }
+
+        /**
+         * Whether the policy readmits evicted messages that still fit the budget, best-ranked
+         * first (core's shared packing; default on). Off: the paper's plain eviction.
+         */
+        public Builder packing(boolean on) {
+            this.packing = on;
             return this;
         }
 

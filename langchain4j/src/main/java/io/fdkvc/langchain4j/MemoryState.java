@@ -26,7 +26,7 @@ record MemoryState(Config config, int systemCost, List<Integer> costs, List<floa
     static final int VERSION = 1;
 
     /** The configuration that the selection depends on. */
-    record Config(String policy, Map<String, String> parameters, int maxTokens, double temperature) {}
+    record Config(String policy, Map<String, String> parameters, int maxTokens, double temperature, boolean packing) {}
 
     static CustomMessage encode(MemoryState s) {
         Map<String, Object> a = new LinkedHashMap<>();
@@ -35,6 +35,7 @@ record MemoryState(Config config, int systemCost, List<Integer> costs, List<floa
         a.put("parameters", new LinkedHashMap<>(s.config().parameters()));
         a.put("maxTokens", s.config().maxTokens());
         a.put("temperature", s.config().temperature());
+        a.put("packing", s.config().packing());
         a.put("systemCost", s.systemCost());
         a.put("costs", new ArrayList<>(s.costs()));
         List<String> e = new ArrayList<>(s.embeddings().size());
@@ -55,7 +56,9 @@ record MemoryState(Config config, int systemCost, List<Integer> costs, List<floa
         if (!(a.get("parameters") instanceof Map<?, ?> p)) throw new InputException(where + "'parameters' is missing");
         p.forEach((k, v) -> params.put(String.valueOf(k), String.valueOf(v)));
         if (!(a.get("policy") instanceof String policy)) throw new InputException(where + "'policy' is missing");
-        Config config = new Config(policy, params, integer(a, "maxTokens", where), number(a.get("temperature"), "temperature", where).doubleValue());
+        if (!(a.get("packing") instanceof Boolean packing)) throw new InputException(where + "'packing' is missing or not a boolean");
+        Config config = new Config(policy, params, integer(a, "maxTokens", where), number(a.get("temperature"), "temperature", where).doubleValue(),
+                packing);
         List<float[]> embeddings = new ArrayList<>();
         for (Object o : list(a, "embeddings", where)) {
             if (!(o instanceof String s)) throw new InputException(where + "'embeddings' holds a non-string");

@@ -39,16 +39,20 @@ class FdkvcChatMemoryProperties {
         return step.list().ofMinSize(1).ofMaxSize(30);
     }
 
+    /**
+     * Every policy except {@code streaming}: its sinks are the first entries whatever they cost,
+     * so a costed first message larger than the budget makes it throw (core's limit, not the memory's).
+     */
     @Provide
     Arbitrary<String> policies() {
-        return Arbitraries.of("window", "fdkvc", "h2o", "tova", "snapkv", "streaming", "random", "full", "fdkvc-no-decay", "h2o-paper");
+        return Arbitraries.of("fdkvc-dialogue", "window", "fdkvc", "h2o", "tova", "snapkv", "random", "full", "fdkvc-no-decay", "h2o-paper");
     }
 
     @Property(tries = 150)
     void conventionsHoldAndRebuildIsIdentical(@ForAll("conversations") List<Step> steps, @ForAll("policies") String policy,
-                                              @ForAll @IntRange(min = 8, max = 60) int maxTokens) {
+                                              @ForAll @IntRange(min = 8, max = 60) int maxTokens, @ForAll boolean packing) {
         Fakes.JsonStore store = new Fakes.JsonStore();
-        FdkvcChatMemory m = FdkvcChatMemoryTest.memory(policy, maxTokens).chatMemoryStore(store).id("p").build();
+        FdkvcChatMemory m = FdkvcChatMemoryTest.memory(policy, maxTokens).packing(packing).chatMemoryStore(store).id("p").build();
         List<ChatMessage> transcript = new ArrayList<>();
         SystemMessage system = null;
         int call = 0;
@@ -75,7 +79,7 @@ class FdkvcChatMemoryProperties {
                 check(m.messages(), system, transcript, maxTokens);
             }
         }
-        FdkvcChatMemory rebuilt = FdkvcChatMemoryTest.memory(policy, maxTokens).chatMemoryStore(store).id("p").build();
+        FdkvcChatMemory rebuilt = FdkvcChatMemoryTest.memory(policy, maxTokens).packing(packing).chatMemoryStore(store).id("p").build();
         assertThat(rebuilt.messages()).isEqualTo(m.messages());
         assertThat(rebuilt.transcript()).isEqualTo(m.transcript());
         // and the rebuilt memory goes on exactly like the original

@@ -104,11 +104,19 @@ class FdkvcChatMemoryTest {
         assertThat(m.messages()).containsExactly(hi, big); // 1 + 5 = 6
         SystemMessage sys = SystemMessage.from("s t");
         m.add(sys);
-        // budget 4 holds neither; the exchange (5) beside the system message (2) exceeds 6: only the system message
+        // budget 4: window evicts both, packing readmits hi (1); the exchange (5) beside the system
+        // message (2) and hi exceeds 6: hi goes first (outside the exchange), then the exchange
         assertThat(m.messages()).containsExactly(sys);
         UserMessage small = UserMessage.from("ok");
         m.add(small);
-        assertThat(m.messages()).containsExactly(sys, small);
+        assertThat(m.messages()).containsExactly(sys, hi, small); // the policy still holds hi: 2 + 1 + 1
+
+        FdkvcChatMemory plain = memory("window", 6).packing(false).build();
+        plain.add(hi);
+        plain.add(big);
+        plain.add(sys);
+        plain.add(small);
+        assertThat(plain.messages()).containsExactly(sys, small); // without packing hi was evicted for good
     }
 
     @Test
@@ -190,6 +198,17 @@ class FdkvcChatMemoryTest {
         FdkvcChatMemory m = memory("window", 4).build();
         assertThatThrownBy(() -> m.add(SystemMessage.from("far too long a system message"))).isInstanceOf(InputException.class)
                 .hasMessageContaining("system message alone has 6 tokens, maxTokens is 4");
+    }
+
+    @Test
+    void theDefaultPolicyIsFdkvcDialogueWithPacking() {
+        FdkvcChatMemory m = FdkvcChatMemory.builder().maxTokens(20).tokenCountEstimator(new Fakes.WordCount())
+                .embeddingModel(new Fakes.WordEmbeddings()).build();
+        m.add(SystemMessage.from("x y"));
+        m.add(UserMessage.from("a table for two at sushi bistro"));
+        assertThat(m.policySpec().name()).isEqualTo("fdkvc-dialogue");
+        assertThat(m.policySpec().budget()).isEqualTo(18);
+        assertThat(m.messages()).hasSize(2);
     }
 
     @Test

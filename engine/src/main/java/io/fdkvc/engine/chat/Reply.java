@@ -53,6 +53,7 @@ public final class Reply {
     private FinishReason finish;
     private KvCache.Snapshot rollbackPoint;
     private volatile boolean cancelled;
+    private long evicted;            // entries the policy evicted during this request (all streams)
 
     Reply(Conversation conversation, List<Message> added, int[] prompt, int cachedTokens, GenerationParams p,
           Consumer<String> onText) {
@@ -86,6 +87,8 @@ public final class Reply {
     /** The reply text released so far (all of it once done). */
     public String content() { return content.toString(); }
     public boolean cancelled() { return cancelled; }
+    /** Entries the policy evicted during this request, all streams together (complete after {@link #commit()}). */
+    public long evicted() { return evicted; }
 
     /** Asks the driver to stop; it then rolls back. Any thread. */
     public void cancel() { cancelled = true; }
@@ -127,7 +130,7 @@ public final class Reply {
     public int ensureHeadroom() {
         if (cache.headroom() == 0) {
             if (rollbackPoint == null) rollbackPoint = cache.snapshot();
-            cache.endTurn();
+            evicted += cache.endTurn().evicted();
         }
         return cache.headroom();
     }
@@ -207,6 +210,7 @@ public final class Reply {
         check(!closed, "reply already closed");
         closed = true;
         Session.TurnStats st = session.endTurn();
+        evicted += st.evicted();
         int[] all = new int[prompt.length + replyTokens.size()];
         System.arraycopy(prompt, 0, all, 0, prompt.length);
         System.arraycopy(replyTokens.toArray(), 0, all, prompt.length, replyTokens.size());

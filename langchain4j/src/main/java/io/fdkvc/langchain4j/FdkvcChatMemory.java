@@ -397,7 +397,8 @@ public final class FdkvcChatMemory implements ChatMemory {
         float[] v = e.vector().clone();
         double norm = 0;
         for (float x : v) norm += (double) x * x;
-        if (norm > 0) {
+        // already unit length (MiniLM's are): left bit for bit as the model gave it, as the evaluation uses it
+        if (norm > 0 && Math.abs(Math.sqrt(norm) - 1) > 1e-6) {
             float inv = (float) (1 / Math.sqrt(norm));
             for (int j = 0; j < v.length; j++) v[j] *= inv;
         }

@@ -89,6 +89,38 @@ class FdkvcChatMemoryProperties {
         assertThat(rebuilt.messages()).isEqualTo(m.messages());
     }
 
+    @Provide
+    Arbitrary<List<String>> texts() {
+        return Arbitraries.of("paris", "rome", "hotel", "train", "june", "price", "room").list().ofMinSize(1).ofMaxSize(9)
+                .map(l -> String.join(" ", l)).list().ofMinSize(1).ofMaxSize(25);
+    }
+
+    /**
+     * LangChain4j's own TokenWindowChatMemory as the oracle: the window policy without packing
+     * shows exactly what it shows, except a first AI reply whose question it dropped (our
+     * no-orphan convention).
+     */
+    @Property(tries = 100)
+    void windowWithoutPackingIsTokenWindowChatMemory(@ForAll("texts") List<String> texts, @ForAll @IntRange(min = 4, max = 40) int maxTokens,
+                                                     @ForAll boolean withSystem) {
+        FdkvcChatMemory m = FdkvcChatMemoryTest.memory("window", maxTokens).packing(false).build();
+        dev.langchain4j.memory.chat.TokenWindowChatMemory tw = dev.langchain4j.memory.chat.TokenWindowChatMemory.builder()
+                .maxTokens(maxTokens, TOKENS).build();
+        if (withSystem) {
+            m.add(SystemMessage.from("be brief"));
+            tw.add(SystemMessage.from("be brief"));
+        }
+        for (int i = 0; i < texts.size(); i++) {
+            ChatMessage x = i % 2 == 0 ? UserMessage.from(texts.get(i)) : AiMessage.from(texts.get(i));
+            m.add(x);
+            tw.add(x);
+            List<ChatMessage> expected = new ArrayList<>(tw.messages());
+            int first = withSystem ? 1 : 0;
+            if (expected.size() > first && expected.get(first) instanceof AiMessage) expected.remove(first); // alternating: its question came before
+            assertThat(m.messages()).isEqualTo(expected);
+        }
+    }
+
     private static String firstWords(String text, int n) {
         String[] w = text.split(" ");
         return String.join(" ", java.util.Arrays.copyOf(w, Math.min(n, w.length)));

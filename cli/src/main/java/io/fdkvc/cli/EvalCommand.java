@@ -63,6 +63,9 @@ public final class EvalCommand implements Callable<Integer> {
     @Option(names = "--budget-tokens", paramLabel = "N", description = "token budget for --dataset (default: 30%% of the median dialogue's tokens)")
     Integer budgetTokens;
 
+    @Option(names = "--no-packing", description = "with --dataset: policies evict without core's packing (readmitting evicted utterances that still fit); the paper's setting")
+    boolean noPacking;
+
     @Option(names = "--quiet", description = "no progress lines on stderr")
     boolean quiet;
 
@@ -80,7 +83,7 @@ public final class EvalCommand implements Callable<Integer> {
         EvalRun.Options o = new EvalRun.Options(generator, dialogues, seed, policies, params, fdkvcDefaults, out,
                 threads == null ? Runtime.getRuntime().availableProcessors() : threads, dataset, data, budgetTokens, quiet,
                 "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs()), syntheticOnlyGiven(),
-                spec.commandLine().getParseResult().hasMatchedOption("--dialogues"));
+                spec.commandLine().getParseResult().hasMatchedOption("--dialogues"), noPacking);
         return EvalRun.run(o, spec.commandLine().getOut(), spec.commandLine().getErr());
     }
 }

@@ -40,7 +40,7 @@ final class DatasetEvaluation {
         if (o.data() == null) throw new InputException("--data: --dataset " + dataset.id() + " needs the corpus file (e.g. ../shared/data/dialogues/)");
         if (o.dialoguesGiven() && o.dialogues() < 1) throw new InputException("--dialogues: must be >= 1, got " + o.dialogues());
         DialogueOptions options = new DialogueOptions(dataset, o.data(), o.policies().isEmpty() ? null : o.policies(), o.params(),
-                o.budgetTokens(), null, DialogueOptions.DEFAULT_TEMPERATURE, o.seed(), o.dialoguesGiven() ? o.dialogues() : 0, null, o.threads());
+                o.budgetTokens(), null, DialogueOptions.DEFAULT_TEMPERATURE, o.seed(), o.dialoguesGiven() ? o.dialogues() : 0, null, o.threads(), !o.noPacking());
         Path dir = o.out() != null ? o.out() : EvalRun.defaultOut();
         ReportDirectory.check(dir, "--out");
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);

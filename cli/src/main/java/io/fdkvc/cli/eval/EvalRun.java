@@ -35,7 +35,7 @@ public final class EvalRun {
     /** The parsed command line. */
     public record Options(GeneratorOptions generator, int dialogues, long seed, List<String> policies, Map<String, String> params,
                           String fdkvcDefaults, Path out, int threads, String dataset, Path data, Integer budgetTokens,
-                          boolean quiet, String command, List<String> syntheticOnly, boolean dialoguesGiven) {
+                          boolean quiet, String command, List<String> syntheticOnly, boolean dialoguesGiven, boolean noPacking) {
         public Options {
             syntheticOnly = List.copyOf(syntheticOnly);
         }
@@ -49,6 +49,7 @@ public final class EvalRun {
         if (o.dataset() != null) return DatasetEvaluation.run(o, out, err);
         if (o.data() != null) throw new InputException("--data: only used with --dataset");
         if (o.budgetTokens() != null) throw new InputException("--budget-tokens: only used with --dataset");
+        if (o.noPacking()) throw new InputException("--no-packing: only used with --dataset (the synthetic entries cost 1 each, where packing never readmits)");
 
         EvalPolicies.Defaults defaults = switch (o.fdkvcDefaults()) {
             case "tuned" -> EvalPolicies.Defaults.TUNED;

@@ -18,16 +18,39 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Choose FD-KVC's parameters on tuning dialogues (never the evaluation's) and report the sensitivity",
-                "to gamma, alpha0, mu, tau, beta and wc: coordinate search on the composite late-turn alignment."})
+                "to gamma, alpha0, mu, tau, beta and wc: coordinate search on the composite late-turn alignment.",
+                "With --dataset: grid search of fdkvc-dialogue (or, with --policy fdkvc, of FD-KVC) on a real",
+                "dialogue file; use the train splits (docs/evaluation-dialogues.md)."})
 public final class TuneCommand implements Callable<Integer> {
     @Mixin
     GeneratorOptions generator = new GeneratorOptions();
 
-    @Option(names = "--dialogues", paramLabel = "N", description = "tuning dialogues per scenario (default: 100)")
-    int dialogues = 100;
+    @Option(names = "--dialogues", paramLabel = "N", description = "tuning dialogues per scenario (default: 100); with --dataset, a seeded sample of N dialogues of the file (default: all)")
+    Integer dialogues;
 
-    @Option(names = "--seed", paramLabel = "S", description = "tuning seed, not the evaluation's (default: 1001)")
-    long seed = 1001;
+    @Option(names = "--dataset", paramLabel = "sgd|tiage|multiwoz", description = "tune on real dialogues instead (needs --data)")
+    String dataset;
+
+    @Option(names = "--data", paramLabel = "FILE", description = "the dataset file for --dataset (a train split)")
+    Path data;
+
+    @Option(names = "--policy", paramLabel = "fdkvc-dialogue|fdkvc", description = "with --dataset: the grid to search (default: fdkvc-dialogue)")
+    String policy = "fdkvc-dialogue";
+
+    @Option(names = "--grid", paramLabel = "NAME=V1,V2,...", description = "with --dataset: replace one axis of fdkvc-dialogue's grid (repeatable)")
+    java.util.List<String> grid = new java.util.ArrayList<>();
+
+    @Option(names = "--budget-tokens", paramLabel = "N", description = "with --dataset: headline budget (default: 30% of the median dialogue's tokens)")
+    Integer budgetTokens;
+
+    @Option(names = "--no-packing", description = "with --dataset: policies evict without core's packing (the paper's setting)")
+    boolean noPacking;
+
+    @Option(names = "--top", paramLabel = "N", description = "with --dataset: grid points shown (default: 25)")
+    int top = 25;
+
+    @Option(names = "--seed", paramLabel = "S", description = "tuning seed, not the evaluation's (default: 1001; with --dataset: 1, the seed of the train sample)")
+    Long seed;
 
     @Option(names = "--passes", paramLabel = "N", description = "coordinate-search passes at most (default: 3)")
     int passes = 3;
@@ -49,8 +72,18 @@ public final class TuneCommand implements Callable<Integer> {
         PrintWriter stdout = spec.commandLine().getOut(), err = spec.commandLine().getErr();
         int th = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
         if (th < 1) throw new io.fdkvc.core.InputException("--threads: must be >= 1, got " + th);
-        if (dialogues < 1) throw new io.fdkvc.core.InputException("--dialogues: must be >= 1, got " + dialogues);
-        Tuner.Config cfg = new Tuner.Config(generator.config(), generator.scenarioList(), dialogues, seed, th, passes);
+        if (dialogues != null && dialogues < 1) throw new io.fdkvc.core.InputException("--dialogues: must be >= 1, got " + dialogues);
+        if (dataset != null) {
+            if (data == null) throw new io.fdkvc.core.InputException("--data: --dataset needs the corpus file (a train split)");
+            String md = io.fdkvc.eval.dialogue.DialogueTuning.run(dataset, data, policy, grid, dialogues == null ? 0 : dialogues,
+                    seed == null ? 1 : seed, th, budgetTokens, !noPacking, top, quiet ? null : f -> { });
+            if (out != null) ReportDirectory.write(out, "--out", dir -> java.nio.file.Files.writeString(dir.resolve("tune.md"), md));
+            stdout.print(md);
+            stdout.flush();
+            return 0;
+        }
+        if (data != null || budgetTokens != null || noPacking || !grid.isEmpty()) throw new io.fdkvc.core.InputException("--data, --grid, --budget-tokens, --no-packing: only with --dataset");
+        Tuner.Config cfg = new Tuner.Config(generator.config(), generator.scenarioList(), dialogues == null ? 100 : dialogues, seed == null ? 1001 : seed, th, passes);
         if (out != null) ReportDirectory.check(out, "--out");
         String command = "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
         Tuner.Result r = Tuner.tune(cfg, quiet ? io.fdkvc.eval.synthetic.Progress.NONE : new ProgressLines(err, "tune", "steps"));

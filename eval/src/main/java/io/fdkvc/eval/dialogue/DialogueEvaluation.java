@@ -30,13 +30,41 @@ public final class DialogueEvaluation {
     /** Policies the paired improvement of fdkvc (and fdkvc-tuned) is measured against. */
     static final List<String> IMPROVEMENT_BASELINES = List.of("h2o", "h2o-paper");
     static final List<String> IMPROVED = List.of("fdkvc", DialogueOptions.TUNED);
+    /**
+     * Pairs compared on every {@link Metric#pairedOf paired metric} at every budget (the goal of
+     * issue 8: fdkvc-dialogue against the packed window and LangChain4j's own windows).
+     */
+    static final List<List<String>> COMPARISONS = List.of(
+            List.of("fdkvc-dialogue", "window"),
+            List.of("fdkvc-dialogue", LangChain4jMemory.TOKEN_WINDOW),
+            List.of("fdkvc-dialogue", LangChain4jMemory.MESSAGE_WINDOW));
     /** Dialogues per simulation task: enough to amortise the task, small enough to balance the cores. */
     private static final int CHUNK = 16;
 
     private DialogueEvaluation() {}
 
-    /** One policy as it appears in the results: a label and a validated spec to instantiate per budget. */
-    public record Contender(String label, PolicySpec template) {}
+    /** One row of the results: a label and the memory to open per dialogue and budget. */
+    public record Contender(String label, ConversationMemory.Factory memory) {
+        /** A policy row: {@code template} instantiated at each budget, with packing on or off. */
+        public static Contender policy(String label, PolicySpec template, boolean packing) {
+            return new Contender(label, new PolicyMemory.Factory(template, packing));
+        }
+    }
+
+    /** The rows {@code options} asks for: policies (with the options' packing) and LangChain4j's memories. */
+    public static List<Contender> contenders(DialogueOptions options, List<EmbeddedDialogue> dialogues) {
+        List<Contender> out = new ArrayList<>();
+        for (String p : options.policies()) {
+            if (p.equals(LangChain4jMemory.TOKEN_WINDOW)) {
+                out.add(new Contender(p, LangChain4jMemory.tokenWindow()));
+            } else if (p.equals(LangChain4jMemory.MESSAGE_WINDOW)) {
+                out.add(new Contender(p, LangChain4jMemory.messageWindow(LangChain4jMemory.meanTokens(dialogues))));
+            } else {
+                out.add(Contender.policy(p, options.template(p), options.packing()));
+            }
+        }
+        return out;
+    }
 
     /**
      * The evaluation without the command line module, for the runs in docs/evaluation-dialogues.md:
@@ -80,14 +108,13 @@ public final class DialogueEvaluation {
     /** As {@link #run(DialogueOptions, Path, DoubleConsumer)} with the given embedder. */
     public static DialogueResults run(DialogueOptions options, Path outDir, DoubleConsumer progress, Embedder embedder) {
         List<EmbeddedDialogue> dialogues = load(options, embedder, f -> progress.accept(0.6 * f));
-        List<Contender> contenders = new ArrayList<>();
-        for (String p : options.policies()) contenders.add(new Contender(p, options.template(p)));
+        List<Contender> contenders = contenders(options, dialogues);
         Budget headline = Budget.tokens(headlineBudget(dialogues, options.budgetTokens()));
         Evaluation ev = evaluate(options.dataset(), dialogues, contenders, headline, options.sweepFractions(),
                 options.temperature(), options.threads(), f -> progress.accept(0.6 + 0.35 * f));
         List<MetricResult> rows = ev.results(options.seed());
-        String plot = DialogueReport.plotSweep(ev, outDir);
-        String md = DialogueReport.markdown(ev, options, rows, plot, embedder);
+        List<String> plots = DialogueReport.plotSweep(ev, outDir);
+        String md = DialogueReport.markdown(ev, options, rows, plots, embedder);
         progress.accept(1.0);
         return new DialogueResults(rows, md);
     }
@@ -154,10 +181,7 @@ public final class DialogueEvaluation {
         return n % 2 == 1 ? totals[n / 2] : (totals[n / 2 - 1] + totals[n / 2]) / 2.0;
     }
 
-    /**
-     * Per-dialogue metric values of every contender: {@code headline} yields every metric of the
-     * dataset, each sweep share yields the dataset's headline metric.
-     */
+    /** Per-dialogue values of every metric of the dataset, for every contender, at every budget (headline first). */
     public static Evaluation evaluate(Dataset dataset, List<EmbeddedDialogue> dialogues, List<Contender> contenders,
                                       Budget headline, List<Double> sweep, double temperature, int threads,
                                       DoubleConsumer progress) {
@@ -166,7 +190,7 @@ public final class DialogueEvaluation {
         budgets.add(headline);
         for (double f : sweep) budgets.add(Budget.share(f));
         int nd = dialogues.size();
-        // values[contender][budget][metric][dialogue]; the sweep budgets fill only metric 0 (the headline).
+        // values[contender][budget][metric][dialogue]
         double[][][][] values = new double[contenders.size()][budgets.size()][metrics.size()][nd];
         for (double[][][] c : values) for (double[][] b : c) for (double[] m : b) Arrays.fill(m, Double.NaN);
         ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
@@ -207,22 +231,20 @@ public final class DialogueEvaluation {
     private static void simulateDialogue(EmbeddedDialogue d, int index, List<Contender> contenders, List<Budget> budgets,
                                          List<Metric> metrics, double temperature, double[][][][] values) {
         for (int c = 0; c < contenders.size(); c++) {
-            PolicySpec t = contenders.get(c).template();
+            ConversationMemory.Factory f = contenders.get(c).memory();
             for (int b = 0; b < budgets.size(); b++) {
                 int tokens = budgets.get(b).of(d);
                 boolean[][] cached;
                 long bound;
                 try {
-                    Policy policy = new PolicySpec(t.name(), tokens, t.params(), t.kind()).newPolicy();
-                    cached = DialogueSimulator.run(d, policy, temperature);
-                    bound = policy.unbounded() ? Long.MAX_VALUE : tokens; // full may hold everything said
+                    cached = DialogueSimulator.run(d, f.open(d, tokens, temperature));
+                    bound = f.unbounded() ? Long.MAX_VALUE : tokens; // full may hold everything said
                 } catch (InputException | IllegalStateException e) {
                     // e.g. streaming's sinks, never evicted, that cost more than the budget
                     throw new InputException("policy " + contenders.get(c).label() + " at a budget of " + tokens
                             + " tokens on dialogue " + d.dialogue().id() + ": " + e.getMessage(), e);
                 }
-                int upTo = b == 0 ? metrics.size() : 1;
-                for (int m = 0; m < upTo; m++) {
+                for (int m = 0; m < metrics.size(); m++) {
                     values[c][b][m][index] = DialogueMetrics.value(metrics.get(m), d.dialogue(), cached, d.tokens(), bound);
                 }
             }
@@ -241,8 +263,13 @@ public final class DialogueEvaluation {
         /** Per-dialogue values of a contender's metric at a budget (index into {@link #budgets()}). */
         public double[] values(int contender, int budget, Metric m) {
             int k = metrics.indexOf(m);
-            if (k < 0 || (budget > 0 && k > 0)) throw new IllegalArgumentException(m.id() + " is not computed at budget " + budgets.get(budget).label());
+            if (k < 0) throw new IllegalArgumentException(m.id() + " is not a metric of " + dataset.id());
             return values[contender][budget][k];
+        }
+
+        /** The metric's row name at a budget: its id at the headline budget, {@code id@30%} in the sweep. */
+        public String name(Metric m, int budget) {
+            return budget == 0 ? m.id() : m.id() + "@" + Budget.percent(budgets.get(budget).share());
         }
 
         public Metric headline() {
@@ -251,9 +278,12 @@ public final class DialogueEvaluation {
 
         /**
          * Mean and 95% bootstrap interval of every metric of every contender at the headline
-         * budget, of the headline metric at each sweep share ({@code metric@30%}), and the paired
-         * relative improvement of fdkvc and fdkvc-tuned over h2o and h2o-paper on the headline
-         * metric ({@code policy = "fdkvc vs h2o"}, metric {@code NAME_relative_improvement}).
+         * budget, of the {@linkplain Metric#sweepOf sweep metrics} at each sweep share
+         * ({@code metric@30%}); the paired relative improvement of fdkvc and fdkvc-tuned over h2o
+         * and h2o-paper on the headline metric ({@code policy = "fdkvc vs h2o"}, metric
+         * {@code NAME_relative_improvement}); and of each {@link #COMPARISONS} pair on each
+         * {@linkplain Metric#pairedOf paired metric} at every budget
+         * ({@code NAME_relative_improvement} at the headline budget, {@code ...@20%} in the sweep).
          */
         public List<MetricResult> results(long seed) {
             String scenario = dataset.id();
@@ -262,8 +292,18 @@ public final class DialogueEvaluation {
                 String label = contenders.get(c).label();
                 for (Metric m : metrics) rows.add(row(scenario, label, m.id(), Bootstrap.mean(values(c, 0, m), seed)));
                 for (int b = 1; b < budgets.size(); b++) {
-                    String name = headline().id() + "@" + Budget.percent(budgets.get(b).share());
-                    rows.add(row(scenario, label, name, Bootstrap.mean(values(c, b, headline()), seed)));
+                    for (Metric m : Metric.sweepOf(dataset)) rows.add(row(scenario, label, name(m, b), Bootstrap.mean(values(c, b, m), seed)));
+                }
+            }
+            for (List<String> pair : COMPARISONS) {
+                int a = contender(pair.get(0)), o = contender(pair.get(1));
+                if (a < 0 || o < 0) continue;
+                for (int b = 0; b < budgets.size(); b++) {
+                    for (Metric m : Metric.pairedOf(dataset)) {
+                        Interval iv = Bootstrap.relativeImprovement(values(a, b, m), values(o, b, m), seed);
+                        String metric = m.id() + "_relative_improvement" + (b == 0 ? "" : "@" + Budget.percent(budgets.get(b).share()));
+                        rows.add(row(scenario, pair.get(0) + " vs " + pair.get(1), metric, iv));
+                    }
                 }
             }
             for (String mine : IMPROVED) {

@@ -19,12 +19,15 @@ public final class DialogueMetrics {
     private DialogueMetrics() {}
 
     /** Which references a recall counts. */
-    public enum RefScope { ALL, FAR, RETURN }
+    public enum RefScope { ALL, FAR, RETURN, SYSTEM }
 
     /** The value of {@code m}; {@code budget} (tokens) matters only to {@link Metric#CACHE_FILL}. */
     public static double value(Metric m, Dialogue d, boolean[][] cached, int[] tokens, long budget) {
         return switch (m) {
             case NEEDED_CONTEXT_RECALL -> neededContextRecall(d, cached, RefScope.ALL);
+            case NEEDED_VALUE_RECALL_ANY -> neededValueRecallAny(d, cached, false);
+            case NEEDED_CONTEXT_RECALL_SYSTEM -> neededContextRecall(d, cached, RefScope.SYSTEM);
+            case NEEDED_VALUE_RECALL_ANY_SYSTEM -> neededValueRecallAny(d, cached, true);
             case NEEDED_CONTEXT_RECALL_FAR -> neededContextRecall(d, cached, RefScope.FAR);
             case NEEDED_CONTEXT_RECALL_RETURN -> neededContextRecall(d, cached, RefScope.RETURN);
             case CURRENT_TOPIC_PRECISION -> currentTopicPrecision(d, cached, tokens);
@@ -58,6 +61,7 @@ public final class DialogueMetrics {
      * t arrives, pooled over the dialogue's turns (each reference counts once, so a turn with many
      * references weighs more). RETURN: references of the turns in a segment (maximal run of one
      * service) whose service an earlier segment already had, i.e. the dialogue came back to it.
+     * SYSTEM: references of the system turns (the turns the model writes).
      */
     public static double neededContextRecall(Dialogue d, boolean[][] cached, RefScope scope) {
         boolean[] inReturn = scope == RefScope.RETURN ? returnTurns(d) : null;
@@ -65,11 +69,36 @@ public final class DialogueMetrics {
         for (int t = 0; t < d.size(); t++) {
             if (inReturn != null && !inReturn[t]) continue;
             Utterance u = d.turn(t);
+            if (scope == RefScope.SYSTEM && !u.bySystem()) continue;
             for (int k = 0; k < u.refCount(); k++) {
                 int j = u.ref(k);
                 if (scope == RefScope.FAR && t - j < FAR) continue;
                 needed++;
                 if (cached[t][j]) held++;
+            }
+        }
+        return needed == 0 ? Double.NaN : (double) held / needed;
+    }
+
+    /**
+     * Of the values the turns need (SGD {@code needs}; over the system turns only when
+     * {@code systemOnly}), the share with at least one of the turns that said the value cached
+     * when the turn arrives, pooled over the dialogue's turns like the recall. NaN without any
+     * needed value.
+     */
+    public static double neededValueRecallAny(Dialogue d, boolean[][] cached, boolean systemOnly) {
+        long needed = 0, held = 0;
+        for (int t = 0; t < d.size(); t++) {
+            Utterance u = d.turn(t);
+            if (systemOnly && !u.bySystem()) continue;
+            for (int k = 0; k < u.needCount(); k++) {
+                needed++;
+                for (int j : u.needTurns(k)) {
+                    if (cached[t][j]) {
+                        held++;
+                        break;
+                    }
+                }
             }
         }
         return needed == 0 ? Double.NaN : (double) held / needed;

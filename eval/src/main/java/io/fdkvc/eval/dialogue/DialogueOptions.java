@@ -33,10 +33,12 @@ import java.util.Set;
  * @param maxDialogues   evaluate a seeded sample of this many dialogues; 0 = all
  * @param embeddingCache directory of the embedding cache; default {@link EmbeddingCache#defaultDir()}
  * @param threads        worker threads for embedding and simulation; 0 = every core
+ * @param packing        core's packing for every policy (readmit evicted utterances that still fit,
+ *                       best-ranked first); false = the paper's plain eviction ({@code --no-packing})
  */
 public record DialogueOptions(Dataset dataset, Path data, List<String> policies, Map<String, String> params,
                               Integer budgetTokens, List<Double> sweepFractions, double temperature, long seed,
-                              int maxDialogues, Path embeddingCache, int threads) {
+                              int maxDialogues, Path embeddingCache, int threads, boolean packing) {
 
     /**
      * FD-KVC with the dialogue parameters tuned on the dataset's train split ({@link TunedParams});
@@ -49,8 +51,10 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
      * never evicted, so a token budget below their cost cannot be met; window is streaming
      * without sinks.)
      */
-    public static final List<String> DEFAULT_POLICIES =
-            List.of("fdkvc", TUNED, "h2o", "h2o-paper", "tova", "snapkv", "window", "random", "full");
+    public static final List<String> DEFAULT_POLICIES = List.of("fdkvc", TUNED, "fdkvc-dialogue", "h2o", "h2o-paper", "tova", "snapkv",
+            "window", LangChain4jMemory.MESSAGE_WINDOW, LangChain4jMemory.TOKEN_WINDOW, "random", "full");
+    /** Rows that are LangChain4j's own chat memories rather than registry policies (no parameters, no packing). */
+    public static final List<String> MEMORIES = List.of(LangChain4jMemory.MESSAGE_WINDOW, LangChain4jMemory.TOKEN_WINDOW);
     /**
      * Default headline budget: 30% of the median dialogue's tokens (SGD dev: about five of its
      * eighteen utterances), tight enough that the policies must choose.
@@ -72,7 +76,7 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
         policies = List.copyOf(policies == null || policies.isEmpty() ? DEFAULT_POLICIES : policies);
         Set<String> distinct = new HashSet<>();
         for (String p : policies) {
-            if (!p.equals(TUNED)) PolicyRegistry.kind(p); // names --policy for an unknown name
+            if (!p.equals(TUNED) && !MEMORIES.contains(p)) PolicyRegistry.kind(p); // names --policy for an unknown name
             if (!distinct.add(p)) throw new InputException("--policy: '" + p + "' is given twice");
         }
         params = Map.copyOf(params == null ? Map.of() : params);
@@ -89,50 +93,54 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
         if (threads < 0) throw new InputException("--threads: must be >= 0 (0 = every core), got " + threads);
         if (threads == 0) threads = Runtime.getRuntime().availableProcessors();
         // Bind every policy's parameters now, so that a bad value fails before any embedding work.
-        for (String p : policies) template(dataset, p, params);
+        for (String p : policies) if (!MEMORIES.contains(p)) template(dataset, p, params);
         checkEveryParamIsTaken(policies, params);
     }
 
     /** Defaults for everything but the dataset and its file. */
     public static DialogueOptions defaults(Dataset dataset, Path data) {
-        return new DialogueOptions(dataset, data, null, null, null, null, DEFAULT_TEMPERATURE, DEFAULT_SEED, 0, null, 0);
+        return new DialogueOptions(dataset, data, null, null, null, null, DEFAULT_TEMPERATURE, DEFAULT_SEED, 0, null, 0, true);
     }
 
     public DialogueOptions withPolicies(List<String> names, Map<String, String> parameters) {
-        return new DialogueOptions(dataset, data, names, parameters, budgetTokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, threads);
+        return new DialogueOptions(dataset, data, names, parameters, budgetTokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, threads, packing);
     }
 
     public DialogueOptions withBudgetTokens(Integer tokens) {
-        return new DialogueOptions(dataset, data, policies, params, tokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, threads);
+        return new DialogueOptions(dataset, data, policies, params, tokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, threads, packing);
     }
 
     public DialogueOptions withSweep(List<Double> fractions) {
-        return new DialogueOptions(dataset, data, policies, params, budgetTokens, fractions, temperature, seed, maxDialogues, embeddingCache, threads);
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, fractions, temperature, seed, maxDialogues, embeddingCache, threads, packing);
     }
 
     public DialogueOptions withTemperature(double t) {
-        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, t, seed, maxDialogues, embeddingCache, threads);
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, t, seed, maxDialogues, embeddingCache, threads, packing);
     }
 
     public DialogueOptions withSeed(long s) {
-        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, s, maxDialogues, embeddingCache, threads);
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, s, maxDialogues, embeddingCache, threads, packing);
     }
 
     public DialogueOptions withMaxDialogues(int n) {
-        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, n, embeddingCache, threads);
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, n, embeddingCache, threads, packing);
     }
 
     public DialogueOptions withEmbeddingCache(Path dir) {
-        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, maxDialogues, dir, threads);
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, maxDialogues, dir, threads, packing);
     }
 
     public DialogueOptions withThreads(int n) {
-        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, n);
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, n, packing);
+    }
+
+    public DialogueOptions withPacking(boolean on) {
+        return new DialogueOptions(dataset, data, policies, params, budgetTokens, sweepFractions, temperature, seed, maxDialogues, embeddingCache, threads, on);
     }
 
     /** The parameters {@code -p} gives to {@code policy}: those it has and does not pin. */
     public Map<String, String> paramsOf(String policy) {
-        return policy.equals(TUNED) ? Map.of() : paramsOf(policy, params);
+        return policy.equals(TUNED) || MEMORIES.contains(policy) ? Map.of() : paramsOf(policy, params);
     }
 
     /**
@@ -164,7 +172,7 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
             boolean taken = false;
             List<String> known = new ArrayList<>();
             for (String p : policies) {
-                if (p.equals(TUNED)) continue;
+                if (p.equals(TUNED) || MEMORIES.contains(p)) continue;
                 PolicyRegistry.Kind k = PolicyRegistry.kind(p);
                 Set<String> names = componentNames(k.defaults());
                 names.removeAll(k.pinned().keySet());

@@ -115,7 +115,37 @@ public final class DialogueReader {
             if (k > 0 && jt <= r[k - 1]) throw at.error(rw + "turn = " + jt + " is not after the previous reference " + r[k - 1]);
             r[k] = jt;
         }
-        return new Utterance(speaker, text, service, r, 0);
+        return new Utterance(speaker, text, service, r, 0, needs(t, i, where, at));
+    }
+
+    /**
+     * SGD {@code needs}: {@code [{"value", "turns": [j, ...]}]}, every earlier turn that said the
+     * value, most recent first. Optional (files made before it existed lack it: no values then).
+     */
+    private static int[][] needs(JsonNode t, int i, String where, Located at) {
+        JsonNode needs = t.get("needs");
+        if (needs == null) return null;
+        if (!needs.isArray()) throw at.error(where + "needs: expected an array");
+        int[][] out = new int[needs.size()][];
+        for (int k = 0; k < needs.size(); k++) {
+            JsonNode need = needs.get(k);
+            String nw = where + "needs[" + k + "].";
+            if (!need.isObject()) throw at.error(nw.substring(0, nw.length() - 1) + ": expected an object");
+            requiredString(need, "value", nw, at);
+            JsonNode turns = need.get("turns");
+            if (turns == null || !turns.isArray() || turns.isEmpty()) throw at.error(nw + "turns: expected a non-empty array");
+            int[] js = new int[turns.size()];
+            for (int m = 0; m < js.length; m++) {
+                JsonNode v = turns.get(m);
+                if (!v.isIntegralNumber() || !v.canConvertToInt()) throw at.error(nw + "turns[" + m + "]: expected an integer");
+                int j = v.intValue();
+                if (j < 0 || j >= i) throw at.error(nw + "turns[" + m + "] = " + j + " is not an earlier turn of turn " + i);
+                if (m > 0 && j >= js[m - 1]) throw at.error(nw + "turns[" + m + "] = " + j + " is not before the previous one " + js[m - 1] + " (most recent first)");
+                js[m] = j;
+            }
+            out[k] = js;
+        }
+        return out;
     }
 
     private static Utterance tiageTurn(JsonNode t, int i, String where, Located at) {

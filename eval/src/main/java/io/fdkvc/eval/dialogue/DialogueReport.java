@@ -18,23 +18,37 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 final class DialogueReport {
     private DialogueReport() {}
 
-    /** Writes {@code dialogue-DATASET-sweep.png} into {@code outDir}; returns its file name. */
-    static String plotSweep(DialogueEvaluation.Evaluation ev, Path outDir) {
+    /**
+     * Writes one plot per sweep metric (cache_fill aside) into {@code outDir}:
+     * {@code dialogue-DATASET-sweep.png} for the headline metric, {@code dialogue-DATASET-sweep-METRIC.png}
+     * for the others; returns their file names, headline first.
+     */
+    static List<String> plotSweep(DialogueEvaluation.Evaluation ev, Path outDir) {
+        List<String> names = new java.util.ArrayList<>();
+        for (Metric m : Metric.sweepOf(ev.dataset())) {
+            if (m == Metric.CACHE_FILL) continue;
+            String name = "dialogue-" + ev.dataset().id() + "-sweep" + (m == ev.headline() ? "" : "-" + m.id()) + ".png";
+            plot(ev, m, outDir, name);
+            names.add(name);
+        }
+        return names;
+    }
+
+    private static void plot(DialogueEvaluation.Evaluation ev, Metric m, Path outDir, String name) {
         if (System.getProperty("java.awt.headless") == null) System.setProperty("java.awt.headless", "true");
         int nb = ev.budgets().size() - 1;
         double[] x = new double[nb];
         for (int b = 0; b < nb; b++) x[b] = 100 * ev.budgets().get(b + 1).share();
         XYChart chart = new XYChartBuilder().width(900).height(560)
-                .title(ev.dataset().id() + ": " + ev.headline().id() + " against budget")
-                .xAxisTitle("budget (% of each dialogue's tokens)").yAxisTitle(ev.headline().id()).build();
+                .title(ev.dataset().id() + ": " + m.id() + " against budget")
+                .xAxisTitle("budget (% of each dialogue's tokens)").yAxisTitle(m.id()).build();
         chart.getStyler().setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.OutsideE);
         chart.getStyler().setMarkerSize(6);
         for (int c = 0; c < ev.contenders().size(); c++) {
             double[] y = new double[nb];
-            for (int b = 0; b < nb; b++) y[b] = Means.skippingNaN(ev.values(c, b + 1, ev.headline()));
+            for (int b = 0; b < nb; b++) y[b] = Means.skippingNaN(ev.values(c, b + 1, m));
             chart.addSeries(ev.contenders().get(c).label(), x, y).setMarker(SeriesMarkers.CIRCLE);
         }
-        String name = "dialogue-" + ev.dataset().id() + "-sweep.png";
         try {
             Files.createDirectories(outDir);
             try (OutputStream out = Files.newOutputStream(outDir.resolve(name))) {
@@ -43,10 +57,9 @@ final class DialogueReport {
         } catch (IOException e) {
             throw new InputException("--out: cannot write " + outDir.resolve(name) + ": " + e.getMessage(), e);
         }
-        return name;
     }
 
-    static String markdown(DialogueEvaluation.Evaluation ev, DialogueOptions o, List<MetricResult> rows, String plot, Embedder embedder) {
+    static String markdown(DialogueEvaluation.Evaluation ev, DialogueOptions o, List<MetricResult> rows, List<String> plots, Embedder embedder) {
         StringBuilder md = new StringBuilder();
         List<EmbeddedDialogue> ds = ev.dialogues();
         long utterances = 0;
@@ -72,6 +85,15 @@ final class DialogueReport {
                     .append("`, chosen on the ").append(ev.dataset() == Dataset.TIAGE ? "tiage" : "sgd")
                     .append(" train split (docs/evaluation-dialogues.md). ");
         }
+        md.append(o.packing()
+                ? "Packing is on: after a policy evicts, the evicted utterances that still fit are readmitted, best-ranked "
+                        + "first by the policy's own ranking (every policy alike; `--no-packing` turns it off). "
+                : "Packing is off (`--no-packing`): each policy evicts its lowest entries until the budget holds, as in the paper. ");
+        if (o.policies().stream().anyMatch(DialogueOptions.MEMORIES::contains)) {
+            md.append("`lc4j-*` rows are LangChain4j 1.19.0's own `TokenWindowChatMemory` (max tokens = the budget, counted with "
+                    + "the same token counts) and `MessageWindowChatMemory` (max messages = the budget over the mean tokens per "
+                    + "utterance, rounded down), fed the dialogue as user and AI messages. ");
+        }
         md.append("`cache_fill` (cached tokens over what the cache may hold) is a guard, not a goal: a cache that "
                 + "forgets everything scores well on share metrics.\n\n");
 
@@ -87,33 +109,34 @@ final class DialogueReport {
         }
         md.append('\n');
 
-        String rel = ev.headline().id() + "_relative_improvement";
         boolean any = false;
         for (MetricResult r : rows) {
-            if (!r.metric().equals(rel)) continue;
-            if (!any) md.append("Paired relative improvement on ").append(ev.headline().id()).append(" (mean ratio - 1, same dialogues resampled for both):\n\n");
+            if (!r.metric().contains("_relative_improvement")) continue;
+            if (!any) md.append("Paired relative improvement (mean ratio - 1, same dialogues resampled for both; `@x%`: sweep budget):\n\n");
             any = true;
-            md.append(String.format(Locale.ROOT, "- %s: %+.1f%% [%+.1f%%, %+.1f%%], n = %d\n", r.policy(),
+            md.append(String.format(Locale.ROOT, "- %s, %s: %+.1f%% [%+.1f%%, %+.1f%%], n = %d\n", r.policy(), r.metric(),
                     100 * r.mean(), 100 * r.ciLow(), 100 * r.ciHigh(), r.n()));
         }
         if (any) md.append('\n');
 
         if (ev.budgets().size() > 1) {
-            md.append("### Budget sweep: ").append(ev.headline().id()).append(" at a share of each dialogue's tokens\n\n| policy |");
-            for (int b = 1; b < ev.budgets().size(); b++) md.append(' ').append(ev.budgets().get(b).label()).append(" |");
-            md.append("\n|---|");
-            for (int b = 1; b < ev.budgets().size(); b++) md.append("---|");
-            md.append('\n');
-            for (DialogueEvaluation.Contender c : ev.contenders()) {
-                md.append("| ").append(c.label()).append(" |");
-                for (int b = 1; b < ev.budgets().size(); b++) {
-                    String name = ev.headline().id() + "@" + Budget.percent(ev.budgets().get(b).share());
-                    md.append(' ').append(cell(find(rows, c.label(), name))).append(" |");
+            int plot = 0;
+            for (Metric m : Metric.sweepOf(ev.dataset())) {
+                md.append("### Budget sweep: ").append(m.id()).append(" at a share of each dialogue's tokens\n\n| policy |");
+                for (int b = 1; b < ev.budgets().size(); b++) md.append(' ').append(ev.budgets().get(b).label()).append(" |");
+                md.append("\n|---|");
+                for (int b = 1; b < ev.budgets().size(); b++) md.append("---|");
+                md.append('\n');
+                for (DialogueEvaluation.Contender c : ev.contenders()) {
+                    md.append("| ").append(c.label()).append(" |");
+                    for (int b = 1; b < ev.budgets().size(); b++) md.append(' ').append(cell(find(rows, c.label(), ev.name(m, b)))).append(" |");
+                    md.append('\n');
                 }
                 md.append('\n');
+                if (m != Metric.CACHE_FILL && plots != null && plot < plots.size()) {
+                    md.append("![").append(m.id()).append(" against budget](").append(plots.get(plot++)).append(")\n\n");
+                }
             }
-            md.append('\n');
-            if (plot != null) md.append("![").append(ev.headline().id()).append(" against budget](").append(plot).append(")\n\n");
         }
         return md.toString();
     }

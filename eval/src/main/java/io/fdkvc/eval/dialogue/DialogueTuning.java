@@ -22,8 +22,7 @@ import java.util.Map;
  * splits are for checking what it chose (docs/evaluation-dialogues.md).
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -cp CLASSPATH io.fdkvc.eval.dialogue.DialogueTuning \
- *     --dataset sgd --data ../shared/data/dialogues/sgd-train.jsonl.gz --max-dialogues 1000
+ * fdkvc tune --dataset sgd --data ../shared/data/dialogues/sgd-train.jsonl.gz --policy fdkvc --dialogues 600
  * </pre>
  */
 public final class DialogueTuning {
@@ -47,20 +46,47 @@ public final class DialogueTuning {
 
     private DialogueTuning() {}
 
-    public static void main(String[] args) {
-        DialogueOptions o = options(parse(args));
-        Dataset dataset = o.dataset();
+    /**
+     * {@code fdkvc tune --dataset NAME --data FILE}: loads (and embeds, through the cache) the
+     * file or a seeded sample of it and runs the grid of {@code policy}: {@code fdkvc-dialogue}
+     * ({@link DialoguePolicyTuning}, axes replaced by {@code gridAxes}) or {@code fdkvc} (the grid
+     * behind {@link TunedParams}, with the temperature table). Returns the markdown.
+     *
+     * @throws InputException for a bad option, naming it
+     */
+    public static String run(String datasetName, Path data, String policy, List<String> gridAxes, int maxDialogues, long seed,
+                             int threads, Integer budgetTokens, boolean packing, int top, java.util.function.DoubleConsumer progress) {
+        Dataset dataset = Dataset.parse(datasetName);
+        if (!policy.equals("fdkvc-dialogue") && !policy.equals("fdkvc")) throw new InputException("--policy: expected fdkvc-dialogue or fdkvc, got '" + policy + "'");
+        if (policy.equals("fdkvc") && !gridAxes.isEmpty()) throw new InputException("--grid: only for --policy fdkvc-dialogue");
+        if (top < 1) throw new InputException("--top: must be >= 1, got " + top);
+        Map<String, List<Double>> overrides = new LinkedHashMap<>();
+        for (String a : gridAxes) {
+            Map.Entry<String, List<Double>> e = DialoguePolicyTuning.axis(a);
+            if (overrides.put(e.getKey(), e.getValue()) != null) throw new InputException("--grid " + e.getKey() + ": given twice");
+        }
+        Map<String, List<Double>> grid = DialoguePolicyTuning.gridWith(overrides);
+        DialogueOptions o = DialogueOptions.defaults(dataset, data).withMaxDialogues(maxDialogues).withSeed(seed).withThreads(threads)
+                .withBudgetTokens(budgetTokens).withPacking(packing);
         long t0 = System.nanoTime();
         List<EmbeddedDialogue> ds;
         try (MiniLmEmbedder e = new MiniLmEmbedder(o.threads())) {
-            ds = DialogueEvaluation.load(o, e, f -> {});
+            ds = DialogueEvaluation.load(o, e, progress == null ? f -> {} : progress);
         }
-        Budget budget = Budget.tokens(DialogueEvaluation.headlineBudget(ds, null));
-        System.out.printf(Locale.ROOT, "# Tuning on %s: %d dialogues, budget %s, headline %s%n%n",
-                o.data().getFileName(), ds.size(), budget.label(), dataset.headline().id());
-        System.out.println(grid(dataset, ds, budget, o));
-        System.out.println(temperatures(dataset, ds, budget, o));
-        System.out.printf(Locale.ROOT, "(%.0f s)%n", (System.nanoTime() - t0) / 1e9);
+        Budget budget = Budget.tokens(DialogueEvaluation.headlineBudget(ds, budgetTokens));
+        StringBuilder md = new StringBuilder();
+        md.append(String.format(Locale.ROOT, "# Tuning %s on %s: %d dialogues%s, headline budget %s, packing %s%n%n", policy,
+                data.getFileName(), ds.size(), maxDialogues > 0 ? " (seeded sample, seed " + seed + ")" : "", budget.label(), packing ? "on" : "off"));
+        if (policy.equals("fdkvc")) {
+            md.append(grid(dataset, ds, budget, o)).append('\n').append(temperatures(dataset, ds, budget, o));
+        } else {
+            md.append("Grid: `").append(grid).append("`\n\n");
+            DialoguePolicyTuning.Result r = DialoguePolicyTuning.tune(o, ds, grid);
+            md.append(DialoguePolicyTuning.markdown(r, top));
+            md.append("\nBest: `").append(DialoguePolicyTuning.best(r)).append("`\n");
+        }
+        md.append(String.format(Locale.ROOT, "%n(%.0f s)%n", (System.nanoTime() - t0) / 1e9));
+        return md.toString();
     }
 
     /**
@@ -69,7 +95,7 @@ public final class DialogueTuning {
      */
     static String grid(Dataset dataset, List<EmbeddedDialogue> ds, Budget budget, DialogueOptions o) {
         List<Contender> cs = new ArrayList<>();
-        for (String r : REFERENCES) cs.add(new Contender(r, PolicyRegistry.spec(r, Integer.MAX_VALUE)));
+        for (String r : REFERENCES) cs.add(Contender.policy(r, PolicyRegistry.spec(r, Integer.MAX_VALUE), o.packing()));
         for (double g : GAMMA) for (double wc : WC) for (double al : ALPHA0) for (double tau : TAU) for (double mu : MU) {
             Map<String, Object> p = new LinkedHashMap<>();
             p.put("gamma", g);
@@ -79,7 +105,7 @@ public final class DialogueTuning {
             p.put("tau", tau);
             p.put("mu", mu);
             PolicySpec s = PolicyRegistry.spec("fdkvc", Integer.MAX_VALUE, p);
-            cs.add(new Contender(label(p), s));
+            cs.add(Contender.policy(label(p), s, o.packing()));
         }
         Evaluation ev = DialogueEvaluation.evaluate(dataset, ds, cs, budget, List.of(), o.temperature(), o.threads(), f -> {});
         double[] score = new double[cs.size()];
@@ -115,7 +141,7 @@ public final class DialogueTuning {
         for (int i = 0; i < REFERENCES.size(); i++) sb.append("---|");
         sb.append('\n');
         List<Contender> cs = new ArrayList<>();
-        for (String r : REFERENCES) cs.add(new Contender(r, PolicyRegistry.spec(r, Integer.MAX_VALUE)));
+        for (String r : REFERENCES) cs.add(Contender.policy(r, PolicyRegistry.spec(r, Integer.MAX_VALUE), o.packing()));
         for (double t : TEMPERATURES) {
             Evaluation ev = DialogueEvaluation.evaluate(dataset, ds, cs, budget, List.of(), t, o.threads(), f -> {});
             sb.append("| ").append(t).append(" |");

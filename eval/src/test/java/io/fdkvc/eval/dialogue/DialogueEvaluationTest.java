@@ -69,6 +69,31 @@ class DialogueEvaluationTest {
     }
 
     @Test
+    void langChain4jMemoriesAndFdkvcDialogueAreRowsWithTheSameColumnsAsEveryPolicy() throws Exception {
+        DialogueOptions o = DialogueOptions.defaults(Dataset.SGD, corpus()).withBudgetTokens(4).withSweep(List.of(0.2, 0.5))
+                .withEmbeddingCache(dir.resolve("cache")).withThreads(2);
+        assertThat(o.policies()).contains("fdkvc-dialogue", LangChain4jMemory.TOKEN_WINDOW, LangChain4jMemory.MESSAGE_WINDOW);
+        DialogueResults r = DialogueEvaluation.run(o, dir.resolve("out"), f -> {}, new Fixtures.BagOfWords(32));
+        java.util.Set<String> windowMetrics = new java.util.TreeSet<>();
+        for (MetricResult m : r.results()) if (m.policy().equals("window")) windowMetrics.add(m.metric());
+        assertThat(windowMetrics).contains("needed_value_recall_any", "needed_value_recall_any@20%", "needed_context_recall_system@50%");
+        for (String p : List.of(LangChain4jMemory.TOKEN_WINDOW, LangChain4jMemory.MESSAGE_WINDOW, "fdkvc-dialogue")) {
+            java.util.Set<String> mine = new java.util.TreeSet<>();
+            for (MetricResult m : r.results()) if (m.policy().equals(p)) mine.add(m.metric());
+            assertThat(mine).as(p).isEqualTo(windowMetrics);
+        }
+        // the token window drops the oldest until 4 tokens fit, like the window: 0.75 as counted above
+        assertThat(row(r.results(), LangChain4jMemory.TOKEN_WINDOW, "needed_context_recall").mean()).isCloseTo(0.75, within(1e-12));
+        // the CSV carries them like every row
+        String csv = io.fdkvc.eval.report.ResultsCsv.format(r.results());
+        assertThat(csv).contains("," + LangChain4jMemory.TOKEN_WINDOW + ",needed_context_recall,")
+                .contains("," + LangChain4jMemory.MESSAGE_WINDOW + ",needed_value_recall_any@20%,")
+                .contains(",fdkvc-dialogue vs window,needed_context_recall_relative_improvement@50%,");
+        assertThat(r.markdown()).contains("| " + LangChain4jMemory.TOKEN_WINDOW + " |").contains("Budget sweep: needed_value_recall_any");
+        assertThat(Files.exists(dir.resolve("out").resolve("dialogue-sgd-sweep-needed_value_recall_any.png"))).isTrue();
+    }
+
+    @Test
     void aPolicyThatCannotMeetTheBudgetIsReportedWithDialogueAndBudget() {
         // streaming keeps its 4 sink utterances whatever they cost: 4 tokens cannot hold 5 of them
         DialogueOptions o = DialogueOptions.defaults(Dataset.SGD, corpus()).withPolicies(List.of("streaming"), Map.of())

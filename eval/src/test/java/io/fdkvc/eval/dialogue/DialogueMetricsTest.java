@@ -44,6 +44,31 @@ class DialogueMetricsTest {
     }
 
     @Test
+    void valueRecallAnyCreditsAnyMentionAndTheSystemScopeKeepsSystemTurns() {
+        // turn 3 (USER) needs value a said at turns 2 and 0, value b said at turn 1;
+        // turn 4 (SYSTEM) needs value c said at turns 3 and 1 and has ref 3.
+        List<Utterance> turns = List.of(
+                new Utterance("USER", "x", null, null, 0), new Utterance("SYSTEM", "x", null, null, 0),
+                new Utterance("USER", "x", null, null, 0),
+                new Utterance("USER", "x", null, new int[] {1, 2}, 0, new int[][] {{2, 0}, {1}}),
+                new Utterance("SYSTEM", "x", null, new int[] {3}, 0, new int[][] {{3, 1}}));
+        Dialogue d = new Dialogue("v", turns);
+        boolean[][] cached = new boolean[5][5];
+        cached[3][0] = true; // an older mention of a: a counts, b does not -> turn 3: 1 of 2
+        cached[4][1] = true; // an older mention of c -> turn 4: 1 of 1; its ref (turn 3) is not held
+        assertThat(DialogueMetrics.neededValueRecallAny(d, cached, false)).isEqualTo(2.0 / 3);
+        assertThat(DialogueMetrics.neededValueRecallAny(d, cached, true)).isEqualTo(1.0);
+        // refs: turn 3 needs 1 and 2 (neither held), turn 4 needs 3 (not held)
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.ALL)).isEqualTo(0.0);
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.SYSTEM)).isEqualTo(0.0);
+        cached[4][3] = true;
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.SYSTEM)).isEqualTo(1.0);
+        assertThat(DialogueMetrics.neededContextRecall(d, cached, DialogueMetrics.RefScope.ALL)).isEqualTo(1.0 / 3);
+        // no needs anywhere: undefined
+        assertThat(DialogueMetrics.neededValueRecallAny(new Dialogue("e", List.of(turns.get(0))), new boolean[1][1], false)).isNaN();
+    }
+
+    @Test
     void returnTurnsAreTheSegmentsThatComeBackToAnEarlierTopic() {
         assertThat(DialogueMetrics.returnTurns(SGD)).containsExactly(false, false, false, false, true, true, true, true);
         Dialogue abcb = new Dialogue("r", List.of(sgd("A"), sgd("B"), sgd("C"), sgd("B"), sgd("A"), sgd("A"), sgd("C")));

@@ -48,6 +48,24 @@ class DialogueReaderTest {
     }
 
     @Test
+    void readsSgdNeedsAndRefusesAMentionThatIsNotEarlier() {
+        String ok = "{'dialogue_id': 'n', 'turns': [{'speaker': 'USER', 'utterance': 'at 7 pm', 'service': 'S', 'refs': [], 'needs': []},"
+                + " {'speaker': 'SYSTEM', 'utterance': 'sure', 'service': 'S', 'refs': [], 'needs': []},"
+                + " {'speaker': 'USER', 'utterance': 'book it', 'service': 'S', 'refs': [{'turn': 1, 'values': ['7 pm']}],"
+                + " 'needs': [{'value': '7 pm', 'turns': [1, 0]}]}]}";
+        List<Dialogue> ds = DialogueReader.read(Dataset.SGD, Fixtures.gz(dir, "needs.jsonl.gz", ok));
+        assertThat(ds.getFirst().turn(2).needs()).isDeepEqualTo(new int[][] {{1, 0}});
+        assertThat(ds.getFirst().turn(0).needs()).isEmpty();
+        assertThat(ds.getFirst().turn(1).bySystem()).isTrue();
+        String late = ok.replace("'turns': [1, 0]", "'turns': [2]");
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, Fixtures.gz(dir, "late.jsonl.gz", late)))
+                .isInstanceOf(InputException.class).hasMessageContaining("turns[2].needs[0].turns[0] = 2 is not an earlier turn");
+        String order = ok.replace("'turns': [1, 0]", "'turns': [0, 1]");
+        assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, Fixtures.gz(dir, "order.jsonl.gz", order)))
+                .isInstanceOf(InputException.class).hasMessageContaining("most recent first");
+    }
+
+    @Test
     void aMalformedLineIsReportedWithFileAndLine() {
         Path f = gz(dir, "bad.jsonl.gz", SGD_OK, SGD_OK.replace("'d1'", "'d2'"), "{'dialogue_id': 'd3', 'turns': [");
         assertThatThrownBy(() -> DialogueReader.read(Dataset.SGD, f))

@@ -39,10 +39,56 @@ class DialogueSimulatorTest {
     }
 
     @Test
-    void anUtteranceLongerThanTheBudgetLeavesNothingBehind() {
+    void anUtteranceLongerThanTheBudgetLeavesOnlyWhatPackingReadmits() {
         EmbeddedDialogue d = Fixtures.orthogonal("l", new int[] {1, 9, 1});
-        boolean[][] c = DialogueSimulator.run(d, PolicyRegistry.spec("window", 4).newPolicy(), 0.05);
-        assertThat(held(c[2])).isEmpty();
+        Policy plain = PolicyRegistry.spec("window", 4).newPolicy();
+        plain.setPacking(false);
+        assertThat(held(DialogueSimulator.run(d, plain, 0.05)[2])).isEmpty();
+        // packing: turn 1 (9 tokens) cannot come back, turn 0 (1 token) fits in the empty budget
+        assertThat(held(DialogueSimulator.run(d, PolicyRegistry.spec("window", 4).newPolicy(), 0.05)[2])).containsExactly(0);
+    }
+
+    @Test
+    void packingRaisesRecallOnAHandCase() {
+        // costs 2, 4, 3, 1; budget 6; turn 3 needs turn 0. Plain window after turn 2: {2} (3 tokens);
+        // packed: 0 and 1 are evicted, 0 (2 tokens) fits back: {0, 2}. Turn 3 finds turn 0 only when packed.
+        List<Utterance> turns = new ArrayList<>();
+        for (int i = 0; i < 4; i++) turns.add(new Utterance("USER", "w" + i, "A", i == 3 ? new int[] {0} : null, 0));
+        EmbeddedDialogue o = Fixtures.orthogonal("p", new int[] {2, 4, 3, 1});
+        EmbeddedDialogue d = new EmbeddedDialogue(new Dialogue("p", turns), o.dimension(), o.embeddings(), o.tokens());
+        Policy plain = PolicyRegistry.spec("window", 6).newPolicy();
+        plain.setPacking(false);
+        boolean[][] a = DialogueSimulator.run(d, plain, 0.05);
+        boolean[][] b = DialogueSimulator.run(d, PolicyRegistry.spec("window", 6).newPolicy(), 0.05);
+        assertThat(held(a[3])).containsExactly(2);
+        assertThat(held(b[3])).containsExactly(0, 2);
+        assertThat(DialogueMetrics.neededContextRecall(d.dialogue(), a, DialogueMetrics.RefScope.ALL)).isEqualTo(0.0);
+        assertThat(DialogueMetrics.neededContextRecall(d.dialogue(), b, DialogueMetrics.RefScope.ALL)).isEqualTo(1.0);
+    }
+
+    /**
+     * LangChain4j's TokenWindowChatMemory, given the evaluation's token counts, keeps exactly what
+     * the window policy without packing keeps (both drop the oldest until the rest fits).
+     */
+    @Property(tries = 100)
+    void langChain4jTokenWindowIsTheUnpackedWindow(@ForAll long seed, @ForAll @IntRange(min = 1, max = 30) int n,
+                                                    @ForAll @IntRange(min = 1, max = 60) int budget) {
+        EmbeddedDialogue d = random(seed, n);
+        Policy plain = PolicyRegistry.spec("window", budget).newPolicy();
+        plain.setPacking(false);
+        boolean[][] w = DialogueSimulator.run(d, plain, 0.1);
+        boolean[][] l = DialogueSimulator.run(d, LangChain4jMemory.tokenWindow().open(d, budget, 0.1));
+        assertThat(l).isDeepEqualTo(w);
+    }
+
+    @Test
+    void langChain4jMessageWindowKeepsTheLastMessages() {
+        // mean 2 tokens per utterance, budget 5: floor(5 / 2) = 2 messages, whatever they cost
+        EmbeddedDialogue d = Fixtures.orthogonal("m", new int[] {1, 3, 1, 3, 2});
+        boolean[][] c = DialogueSimulator.run(d, LangChain4jMemory.messageWindow(2.0).open(d, 5, 0.1));
+        assertThat(held(c[1])).containsExactly(0);
+        assertThat(held(c[3])).containsExactly(1, 2);
+        assertThat(held(c[4])).containsExactly(2, 3);
     }
 
     @Test

@@ -575,7 +575,7 @@ public final class FdkvcChatMemory implements ChatMemory {
          *                        parameter that is invalid
          */
         public FdkvcChatMemory build() {
-            if (maxTokens < 2) throw new ParameterException("maxTokens", "must be >= 2, got " + maxTokens);
+            if (maxTokens < 1) throw new ParameterException("maxTokens", "must be >= 1, got " + maxTokens);
             if (!(temperature > 0) || Double.isInfinite(temperature)) {
                 throw new ParameterException("temperature", "must be > 0 and finite, got " + temperature);
             }

@@ -191,7 +191,7 @@ class FdkvcChatMemoryTest {
 
     @Test
     void badConfigurationIsRefusedNamingTheField() {
-        assertThatThrownBy(() -> memory("window", 1).build()).isInstanceOf(ParameterException.class).hasMessageStartingWith("maxTokens:");
+        assertThatThrownBy(() -> memory("window", 0).build()).isInstanceOf(ParameterException.class).hasMessageStartingWith("maxTokens:");
         assertThatThrownBy(() -> memory("window", 10).temperature(0).build()).hasMessageStartingWith("temperature:");
         assertThatThrownBy(() -> memory("nope", 10).build()).isInstanceOf(InputException.class).hasMessageContaining("unknown policy 'nope'");
         assertThatThrownBy(() -> memory("fdkvc", 10).policyParameter("gamma", 7).build()).hasMessageStartingWith("gamma:");

@@ -59,6 +59,9 @@ import java.util.Set;
  * first outside the current exchange, then inside it.</li>
  * <li>The shown messages never begin with an orphaned reply: an AI message or a tool result whose
  * user message was dropped is dropped too.</li>
+ * <li>With packing on (the default), the budget that these rules freed is refilled with the most
+ * recent transcript messages not shown that still fit (never an orphan, never a new orphaned
+ * first reply): the transcript keeps what the policy evicted, so the prompt need not waste it.</li>
  * </ul>
  *
  * <p><b>Persistence.</b> The store holds the system message, the whole transcript and, last, one
@@ -359,14 +362,18 @@ public final class FdkvcChatMemory implements ChatMemory {
             }
         }
         // no orphaned reply first: drop leading entries answering a user message that is not shown
+        boolean[] orphan = new boolean[n];
         boolean userBefore = false;
         for (int k = 0; k < n; k++) {
             if (keep[k]) {
                 if (isUser(k) || !userBefore && !isToolResult(k)) break;
                 keep[k] = false;
+                orphan[k] = true;
+                total -= unitCost(k);
             }
             userBefore |= isUser(k);
         }
+        if (packing) refill(keep, orphan, total);
         List<Integer> out = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             if (!keep[k]) continue;
@@ -375,6 +382,31 @@ public final class FdkvcChatMemory implements ChatMemory {
             for (int i = first; i < first + count; i++) out.add(i);
         }
         return out;
+    }
+
+    /**
+     * With packing on: the conventions removed messages outside the policy's ranking, and the
+     * budget they freed takes the most recent messages not shown that still fit, as core's packing
+     * readmits evicted entries after an eviction (by recency here: the policy has no score for the
+     * messages it evicted earlier). A refill is never a dropped orphan and never becomes a new
+     * orphaned first reply: it is a user message or comes after a shown user message.
+     */
+    private void refill(boolean[] keep, boolean[] orphan, long total) {
+        int n = keep.length;
+        int firstUser = n;
+        for (int k = 0; k < n; k++) {
+            if (keep[k] && isUser(k)) {
+                firstUser = k;
+                break;
+            }
+        }
+        for (int k = n - 1; k >= 0; k--) {
+            if (keep[k] || orphan[k] || total + unitCost(k) > maxTokens) continue;
+            if (!isUser(k) && k < firstUser) continue;
+            keep[k] = true;
+            total += unitCost(k);
+            if (isUser(k) && k < firstUser) firstUser = k;
+        }
     }
 
     private boolean isUser(int k) {

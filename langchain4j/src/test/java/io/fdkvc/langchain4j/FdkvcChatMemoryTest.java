@@ -60,12 +60,13 @@ class FdkvcChatMemoryTest {
         for (ChatMessage x : List.of(UserMessage.from("a b c"), AiMessage.from("d e"), u2, a2, u3)) m.add(x);
         SystemMessage sys2 = SystemMessage.from("be very very brief");      // 4 tokens: budget 6
         m.add(sys2);
-        // window under budget 6 keeps u3 (1) + a2 (4) = 5; a2 answers u2, which is gone: orphan, dropped
-        assertThat(m.messages()).containsExactly(sys2, u3);
+        // window under budget 6 keeps u3 (1) + a2 (4) = 5; a2 answers u2, which is gone: orphan, dropped.
+        // The 4 tokens it freed refill with the newest message that fits and is no orphan: u2 (3), 4 + 3 + 1 = 8 <= 10
+        assertThat(m.messages()).containsExactly(sys2, u2, u3);
         assertThat(m.transcript()).first().isEqualTo(sys2);
         assertThat(m.transcript()).filteredOn(x -> x instanceof SystemMessage).hasSize(1);
         m.add(SystemMessage.from("be very very brief")); // the same one again: nothing changes
-        assertThat(m.messages()).containsExactly(sys2, u3);
+        assertThat(m.messages()).containsExactly(sys2, u2, u3);
         assertThat(m.policySpec().budget()).isEqualTo(6);
     }
 
@@ -86,12 +87,17 @@ class FdkvcChatMemoryTest {
         assertThat(m.messages()).containsExactly(u1, call, result, a1); // 12 tokens, all fit
         UserMessage u2 = UserMessage.from("and in rome");                                             // 3
         m.add(u2);
-        // window evicts u1 (3) to fit 12; the group and a1 then answer a user message that is gone
-        assertThat(m.messages()).containsExactly(u2);
+        // window evicts u1 (3) to fit 12; the group and a1 then answer a user message that is gone: dropped,
+        // and the 9 tokens they freed refill with u1 (3), the newest message that fits and is no orphan
+        assertThat(m.messages()).containsExactly(u1, u2);
         UserMessage u3 = UserMessage.from("x");                                                        // 1
         m.add(u3);
-        // window keeps u3, u2, a1 and the 6-token group (1 + 3 + 3 + 6 = 13 > 12): the group goes whole
-        assertThat(m.messages()).containsExactly(u2, u3);
+        // window keeps u3, u2, a1 and the 6-token group (1 + 3 + 3 + 6 = 13 > 12): the group goes whole;
+        // a1 is an orphan first reply again, u1 refills (3 + 3 + 1 = 7)
+        assertThat(m.messages()).containsExactly(u1, u2, u3);
+        FdkvcChatMemory plain = memory("window", 12).packing(false).build();
+        for (ChatMessage x : List.of(u1, call, result, a1, u2, u3)) plain.add(x);
+        assertThat(plain.messages()).containsExactly(u2, u3); // no packing: no refill
     }
 
     @Test
@@ -105,8 +111,9 @@ class FdkvcChatMemoryTest {
         SystemMessage sys = SystemMessage.from("s t");
         m.add(sys);
         // budget 4: window evicts both, packing readmits hi (1); the exchange (5) beside the system
-        // message (2) and hi exceeds 6: hi goes first (outside the exchange), then the exchange
-        assertThat(m.messages()).containsExactly(sys);
+        // message (2) and hi exceeds 6: hi goes first (outside the exchange), then the exchange;
+        // the refill then takes back hi, which fits alone (2 + 1)
+        assertThat(m.messages()).containsExactly(sys, hi);
         UserMessage small = UserMessage.from("ok");
         m.add(small);
         assertThat(m.messages()).containsExactly(sys, hi, small); // the policy still holds hi: 2 + 1 + 1

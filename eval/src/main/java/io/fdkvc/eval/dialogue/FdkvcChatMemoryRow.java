@@ -25,8 +25,8 @@ import java.util.Map;
  * evaluation charges ({@link LangChain4jMemory.Counts}), and its embedding model returns the
  * utterance's precomputed unit embedding ({@link EmbeddedDialogue#embeddings()}). So the row
  * differs from the policy's row only by what the memory adds: its conventions (the current
- * exchange is always shown, no orphaned reply first) and, on TIAGE, speakers taken from the
- * message types instead of "unknown".
+ * exchange is always shown, no orphaned reply first, the budget they free refilled from the
+ * transcript) and, on TIAGE, speakers taken from the message types instead of "unknown".
  */
 public final class FdkvcChatMemoryRow implements ConversationMemory {
     /** Label of the row: FdkvcChatMemory with its defaults (fdkvc-dialogue, packing on). */
@@ -48,9 +48,15 @@ public final class FdkvcChatMemoryRow implements ConversationMemory {
 
     /** The memory with the named policy (its defaults, packing on). */
     public static ConversationMemory.Factory factory(String policy) {
+        return factory(policy, true);
+    }
+
+    /** The memory with the named policy (its defaults), packing (and the memory's refill) on or off. */
+    public static ConversationMemory.Factory factory(String policy, boolean packing) {
         return (d, budget, temperature) -> new FdkvcChatMemoryRow(d, FdkvcChatMemory.builder()
                 .maxTokens(budget)
                 .policy(policy)
+                .packing(packing)
                 .temperature(temperature)
                 .tokenCountEstimator(new LangChain4jMemory.Counts(d))
                 .embeddingModel(new Precomputed(d))

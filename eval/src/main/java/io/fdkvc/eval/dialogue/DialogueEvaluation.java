@@ -37,7 +37,9 @@ public final class DialogueEvaluation {
     static final List<List<String>> COMPARISONS = List.of(
             List.of("fdkvc-dialogue", "window"),
             List.of("fdkvc-dialogue", LangChain4jMemory.TOKEN_WINDOW),
-            List.of("fdkvc-dialogue", LangChain4jMemory.MESSAGE_WINDOW));
+            List.of("fdkvc-dialogue", LangChain4jMemory.MESSAGE_WINDOW),
+            List.of(FdkvcChatMemoryRow.LABEL, "window"),
+            List.of(FdkvcChatMemoryRow.LABEL, LangChain4jMemory.TOKEN_WINDOW));
     /** Dialogues per simulation task: enough to amortise the task, small enough to balance the cores. */
     private static final int CHUNK = 16;
 
@@ -59,6 +61,8 @@ public final class DialogueEvaluation {
                 out.add(new Contender(p, LangChain4jMemory.tokenWindow()));
             } else if (p.equals(LangChain4jMemory.MESSAGE_WINDOW)) {
                 out.add(new Contender(p, LangChain4jMemory.messageWindow(LangChain4jMemory.meanTokens(dialogues))));
+            } else if (p.equals(FdkvcChatMemoryRow.LABEL)) {
+                out.add(new Contender(p, FdkvcChatMemoryRow.factory()));
             } else {
                 out.add(Contender.policy(p, options.template(p), options.packing()));
             }

@@ -94,6 +94,12 @@ final class DialogueReport {
                     + "the same token counts) and `MessageWindowChatMemory` (max messages = the budget over the mean tokens per "
                     + "utterance, rounded down), fed the dialogue as user and AI messages. ");
         }
+        if (o.policies().contains(FdkvcChatMemoryRow.LABEL)) {
+            md.append("`" + FdkvcChatMemoryRow.LABEL + "` is fdkvc-langchain4j's `FdkvcChatMemory` with its defaults (fdkvc-dialogue, "
+                    + "packing on) at the same budget, fed the same messages with the same token counts and embeddings: it "
+                    + "differs from the policy's row by the memory's conventions (the current exchange is always shown, no "
+                    + "orphaned reply first). ");
+        }
         md.append("`cache_fill` (cached tokens over what the cache may hold) is a guard, not a goal: a cache that "
                 + "forgets everything scores well on share metrics.\n\n");
 

@@ -2,7 +2,6 @@ package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
-import io.fdkvc.cli.engine.ModelTokenizers;
 import io.fdkvc.engine.chat.ReplyText;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
@@ -13,6 +12,7 @@ import io.fdkvc.engine.sampling.Sampler;
 import io.fdkvc.engine.session.Session;
 import io.fdkvc.engine.tokenizer.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -79,7 +79,7 @@ public final class ChatCommand implements Callable<Integer> {
              Llama llama = engine.newModel(m)) {
             engine.checkCacheMemory(m, ps);
             stats = openStats(); // only once the model loaded: a bad model leaves the file as it was
-            Tokenizer tok = ModelTokenizers.tokenizer(m);
+            Tokenizer tok = Tokenizers.from(m.vocabulary());
             PrintWriter err = spec.commandLine().getErr();
             ChatTemplate tpl = ChatTemplate.select(template, m.vocabulary(), warning -> {
                 err.println("fdkvc chat: " + warning);

@@ -2,7 +2,6 @@ package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.EngineOptions;
 import io.fdkvc.cli.engine.ModelOptions;
-import io.fdkvc.cli.engine.ModelTokenizers;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
 import io.fdkvc.core.policy.PolicySpec;
@@ -12,6 +11,7 @@ import io.fdkvc.engine.sampling.Sampler;
 import io.fdkvc.engine.session.Session;
 import io.fdkvc.engine.tokenizer.TokenDecoder;
 import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -71,7 +71,7 @@ public final class GenerateCommand implements Callable<Integer> {
         PolicySpec ps = engine.policy.spec();
         PrintWriter out = spec.commandLine().getOut(), err = spec.commandLine().getErr();
         try (LoadedModel m = options.load()) {
-            Tokenizer tok = ModelTokenizers.tokenizer(m);
+            Tokenizer tok = Tokenizers.from(m.vocabulary());
             Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
             int[] text = tok.encodeWithSpecials(prompt);
             int bos = tok.bos(), eos = tok.eos();

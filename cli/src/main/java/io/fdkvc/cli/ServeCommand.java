@@ -80,7 +80,7 @@ public final class ServeCommand implements Callable<Integer> {
     public Integer call() throws IOException, InterruptedException {
         EngineOptions engine = options.engine;
         PolicySpec ps = engine.policy.spec();
-        ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
+        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // refuse a bad name before loading
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
                 options.sampling.temperature, options.sampling.topP);
@@ -91,7 +91,11 @@ public final class ServeCommand implements Callable<Integer> {
             out.flush();
             try (LoadedModel m = options.load();
                  Llama llama = engine.newModel(m)) {
-                ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, m.vocabulary());
+                // the model's own Jinja template when it renders, else a built-in format, as in chat
+                ChatTemplate tpl = ChatTemplate.select(template, m.vocabulary(), warning -> {
+                    out.println("fdkvc serve: " + warning);
+                    out.flush();
+                });
                 ChatFormat format = new ChatFormat(tpl, Tokenizers.from(m.vocabulary()));
                 String id = options.model.getFileName().toString();
                 server.ready(new ServedModel(id, ModelFingerprint.of(options.model, m.config()), llama, format, ps,

@@ -1,7 +1,6 @@
 package io.fdkvc.cli;
 
 import io.fdkvc.cli.engine.ModelFiles;
-import io.fdkvc.cli.engine.ModelTokenizers;
 import io.fdkvc.core.InputException;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.tokenizer.GgufVocabulary;
@@ -79,7 +78,7 @@ public final class TokenizeCommand implements Callable<Integer> {
     private Vocabulary load() {
         if (tokenizer == null) return GgufVocabulary.load(model);
         try (LoadedModel m = ModelFiles.load(model, tokenizer)) {
-            return ModelTokenizers.vocabulary(m);
+            return m.vocabulary();
         }
     }
 

@@ -165,12 +165,14 @@ public abstract class FdkvcModelBuilder<B extends FdkvcModelBuilder<B>> {
         if (cacheBudget < 1) throw new ParameterException("cacheBudget", "must be >= 1, got " + cacheBudget);
         PolicySpec spec = PolicyRegistry.spec(policy, cacheBudget, parameters);
         LocalChatEngine.params(defaults(), seed); // the default sampling options are checked now, not at the first request
-        ChatTemplate chosen = template == null ? null : ChatTemplate.byName(template);
+        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // a bad name fails before loading
         LoadedModel model = GgufModelLoader.load(modelPath);
         try {
             Parallel.setThreads(threads);
             Llama llama = new Llama(model.config(), model.weights(), batch, threads);
-            ChatTemplate tpl = chosen != null ? chosen : ChatTemplate.detect(null, model.vocabulary());
+            // the model's own Jinja template when it renders (else a built-in format, logged), as fdkvc chat does
+            ChatTemplate tpl = ChatTemplate.select(template, model.vocabulary(),
+                    warning -> System.getLogger("io.fdkvc.langchain4j").log(System.Logger.Level.WARNING, warning));
             ChatFormat format = new ChatFormat(tpl, Tokenizers.from(model.vocabulary()));
             String name = modelPath.getFileName().toString();
             return new LocalChatEngine(model, llama, format, spec, maxTurnTokens, positions, maxConversations, name, seed);

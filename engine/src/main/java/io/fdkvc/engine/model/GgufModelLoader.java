@@ -36,7 +36,8 @@ public final class GgufModelLoader {
     public static LoadedModel load(GgufFile f) {
         Reader r = new Reader(f);
         LlamaConfig config = r.config();
-        Vocabulary vocab = r.vocabulary(config.vocabSize());
+        // with the file's add_bos_token / add_space_prefix, so that every user of the model tokenises alike
+        Vocabulary vocab = io.fdkvc.engine.tokenizer.GgufVocabulary.withFlags(r.vocabulary(config.vocabSize()), f);
         LlamaWeights weights = r.weights(config);
         return new LoadedModel(config, weights, vocab, f);
     }

@@ -30,7 +30,18 @@ class TinyAssistantTest {
         try (FdkvcChatModel model = TinyAssistant.localModel(gguf)) {
             TinyAssistant.run(model, memory, out);
         }
-        String printed = bytes.toString(StandardCharsets.UTF_8);
+        List<ChatMessage> shown = assertAnsweredWithinBudget(memory, bytes.toString(StandardCharsets.UTF_8));
+
+        // a restart: a memory rebuilt from the store shows the same prompt
+        assertThat(TinyAssistant.memory(store).messages()).isEqualTo(shown);
+    }
+
+    /**
+     * What both set-ups must show: every question asked and answered, the whole transcript in the
+     * memory, and a prompt (returned) of at most 48 tokens that starts with the system message and
+     * holds fewer messages than the transcript.
+     */
+    static List<ChatMessage> assertAnsweredWithinBudget(FdkvcChatMemory memory, String printed) {
         for (String q : TinyAssistant.QUESTIONS) assertThat(printed).contains("> " + q);
 
         // the transcript holds everything: the system message, then each question and its answer
@@ -52,7 +63,6 @@ class TinyAssistantTest {
         assertThat(shown.size()).isLessThan(transcript.size());
         assertThat(shown.getLast()).isEqualTo(transcript.getLast());
 
-        // a restart: a memory rebuilt from the store shows the same prompt
-        assertThat(TinyAssistant.memory(store).messages()).isEqualTo(shown);
+        return shown;
     }
 }

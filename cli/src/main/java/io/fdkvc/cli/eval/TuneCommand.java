@@ -75,38 +75,41 @@ public final class TuneCommand implements Callable<Integer> {
         if (dialogues != null && dialogues < 1) throw new io.fdkvc.core.InputException("--dialogues: must be >= 1, got " + dialogues);
         if (dataset != null) {
             if (data == null) throw new io.fdkvc.core.InputException("--data: --dataset needs the corpus file (a train split)");
-            // --out is created (hidden) before the sweep, so an unwritable place fails first; removed on SIGTERM
-            try (ReportDirectory.Pending report = out == null ? null : ReportDirectory.begin(out, "--out")) {
+            return sweep(stdout, dir -> {
                 String md = io.fdkvc.eval.dialogue.DialogueTuning.run(dataset, data, policy, grid, dialogues == null ? 0 : dialogues,
                         seed == null ? 1 : seed, th, budgetTokens, !noPacking, top, quiet ? null : f -> { });
-                if (report != null) {
-                    try {
-                        java.nio.file.Files.writeString(report.dir().resolve("tune.md"), md);
-                    } catch (java.io.IOException e) {
-                        throw new java.io.UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
-                    }
-                    report.commit();
-                }
-                stdout.print(md);
-            }
-            stdout.flush();
-            return 0;
+                if (dir != null) java.nio.file.Files.writeString(dir.resolve("tune.md"), md);
+                return md;
+            });
         }
         if (data != null || budgetTokens != null || noPacking || !grid.isEmpty()) throw new io.fdkvc.core.InputException("--data, --grid, --budget-tokens, --no-packing: only with --dataset");
         Tuner.Config cfg = new Tuner.Config(generator.config(), generator.scenarioList(), dialogues == null ? 100 : dialogues, seed == null ? 1001 : seed, th, passes);
         String command = "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-        // --out is created (hidden) before the sweep, so an unwritable place fails first; removed on SIGTERM
-        try (ReportDirectory.Pending report = out == null ? null : ReportDirectory.begin(out, "--out")) {
+        return sweep(stdout, dir -> {
             Tuner.Result r = Tuner.tune(cfg, quiet ? io.fdkvc.eval.synthetic.Progress.NONE : new ProgressLines(err, "tune", "steps"));
-            String md = TuneReport.markdown(cfg, r, command);
-            if (report != null) {
-                try {
-                    TuneReport.writeAll(cfg, r, command, report.dir());
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
-                }
-                report.commit();
+            if (dir != null) TuneReport.writeAll(cfg, r, command, dir);
+            return TuneReport.markdown(cfg, r, command);
+        });
+    }
+
+    /** A sweep that returns its markdown and writes its report files into {@code dir} (null without --out). */
+    private interface Sweep {
+        String run(java.nio.file.Path dir) throws java.io.IOException;
+    }
+
+    /**
+     * Runs {@code sweep} with --out created (hidden) before it, so that an unwritable place fails
+     * first and SIGTERM leaves nothing; the report appears only once complete. Prints the markdown.
+     */
+    private int sweep(PrintWriter stdout, Sweep sweep) {
+        try (ReportDirectory.Pending report = out == null ? null : ReportDirectory.begin(out, "--out")) {
+            String md;
+            try {
+                md = sweep.run(report == null ? null : report.dir());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot write the report to " + out + ": " + e.getMessage(), e);
             }
+            if (report != null) report.commit();
             stdout.print(md);
         }
         stdout.flush();

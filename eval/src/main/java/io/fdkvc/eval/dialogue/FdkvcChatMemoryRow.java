@@ -28,18 +28,11 @@ import java.util.Map;
  * exchange is always shown, no orphaned reply first, the budget they free refilled from the
  * transcript) and, on TIAGE, speakers taken from the message types instead of "unknown".
  */
-public final class FdkvcChatMemoryRow implements ConversationMemory {
+public final class FdkvcChatMemoryRow {
     /** Label of the row: FdkvcChatMemory with its defaults (fdkvc-dialogue, packing on). */
     public static final String LABEL = "fdkvc-chat-memory";
 
-    private final EmbeddedDialogue d;
-    private final FdkvcChatMemory memory;
-    private final Map<ChatMessage, Integer> turnOf = new IdentityHashMap<>();
-
-    private FdkvcChatMemoryRow(EmbeddedDialogue d, FdkvcChatMemory memory) {
-        this.d = d;
-        this.memory = memory;
-    }
+    private FdkvcChatMemoryRow() {}
 
     /** The memory with its default policy ({@value FdkvcChatMemory#DEFAULT_POLICY}) at the evaluation's budget and temperature. */
     public static ConversationMemory.Factory factory() {
@@ -53,7 +46,7 @@ public final class FdkvcChatMemoryRow implements ConversationMemory {
 
     /** The memory with the named policy (its defaults), packing (and the memory's refill) on or off. */
     public static ConversationMemory.Factory factory(String policy, boolean packing) {
-        return (d, budget, temperature) -> new FdkvcChatMemoryRow(d, FdkvcChatMemory.builder()
+        return (d, budget, temperature) -> LangChain4jMemory.of(d, FdkvcChatMemory.builder()
                 .maxTokens(budget)
                 .policy(policy)
                 .packing(packing)
@@ -61,24 +54,6 @@ public final class FdkvcChatMemoryRow implements ConversationMemory {
                 .tokenCountEstimator(new LangChain4jMemory.Counts(d))
                 .embeddingModel(new Precomputed(d))
                 .build());
-    }
-
-    @Override
-    public void add(int t) {
-        Utterance u = d.dialogue().turn(t);
-        boolean user = u.speaker() == null ? t % 2 == 0 : u.speaker().equals("USER");
-        ChatMessage m = user ? UserMessage.from(u.text()) : AiMessage.from(u.text());
-        turnOf.put(m, t);
-        memory.add(m);
-    }
-
-    @Override
-    public void kept(boolean[] kept) {
-        for (ChatMessage m : memory.messages()) {
-            Integer t = turnOf.get(m);
-            if (t == null) throw new IllegalStateException("FdkvcChatMemory returned a message it was not given: " + m);
-            kept[t] = true;
-        }
     }
 
     /** The dialogue's precomputed embeddings, looked up by utterance text. */

@@ -37,6 +37,11 @@ public final class LangChain4jMemory implements ConversationMemory {
         this.memory = memory;
     }
 
+    /** Any LangChain4j memory (LangChain4j's own, or fdkvc's {@code FdkvcChatMemory}) run on {@code d}. */
+    static ConversationMemory of(EmbeddedDialogue d, ChatMemory memory) {
+        return new LangChain4jMemory(d, memory);
+    }
+
     /** {@link TokenWindowChatMemory} with {@code maxTokens} = the budget. */
     public static ConversationMemory.Factory tokenWindow() {
         return (d, budget, temperature) -> new LangChain4jMemory(d, TokenWindowChatMemory.withMaxTokens(budget, new Counts(d)));
@@ -76,7 +81,7 @@ public final class LangChain4jMemory implements ConversationMemory {
     public void kept(boolean[] kept) {
         for (ChatMessage m : memory.messages()) {
             Integer t = turnOf.get(m);
-            if (t == null) throw new IllegalStateException("LangChain4j memory returned a message it was not given: " + m);
+            if (t == null) throw new IllegalStateException(memory.getClass().getSimpleName() + " returned a message it was not given: " + m);
             kept[t] = true;
         }
     }

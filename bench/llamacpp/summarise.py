@@ -14,20 +14,23 @@ rng = {k: (min(v), max(v)) for k, v in runs.items()}
 names = sorted({k[0] for k in runs})
 
 
-def cell(name, ours, ref, phase):
-    a, b = med.get((name, ours, phase)), med.get((name, ref, phase))
-    if a is None or b is None:
-        return "n/a"
-    return f"**{a / b:.2f}** ({a:.1f} / {b:.1f})"
-
-
-print("| file | decode: fdkvc 256 vs llama.cpp d256 | decode: full vs d256 | decode: full vs d512 "
-      "| prefill 64: fdkvc vs d0 | prefill 64: fdkvc vs d512 |")
-print("|---|---|---|---|---|---|")
+ours = sorted({k[1] for k in runs if k[1].startswith("ours-")})
+refs = sorted({k[1] for k in runs if k[1].startswith("llama.cpp")}, key=lambda c: int(c.split("-d")[1]))
+print("Ratios of medians, ours / llama.cpp (ours tok/s / llama.cpp tok/s):")
+print()
+print("| file | phase | ours | " + " | ".join("vs " + r for r in refs) + " |")
+print("|---|---|---|" + "---|" * len(refs))
 for n in names:
-    print(f"| {n} | {cell(n, 'ours-fdkvc', 'llama.cpp-d256', 'decode')} | {cell(n, 'ours-full', 'llama.cpp-d256', 'decode')} "
-          f"| {cell(n, 'ours-full', 'llama.cpp-d512', 'decode')} | {cell(n, 'ours-fdkvc', 'llama.cpp-d0', 'prefill')} "
-          f"| {cell(n, 'ours-fdkvc', 'llama.cpp-d512', 'prefill')} |")
+    for phase in ("decode", "prefill"):
+        for o in ours:
+            a = med.get((n, o, phase))
+            if a is None:
+                continue
+            cells = []
+            for r in refs:
+                b = med.get((n, r, phase))
+                cells.append("n/a" if b is None else f"**{a / b:.2f}** ({a:.1f} / {b:.1f})")
+            print(f"| {n} | {phase} | {o[5:]} | " + " | ".join(cells) + " |")
 print()
 print("| file | configuration | phase | median tok/s | min-max | runs |")
 print("|---|---|---|---|---|---|")

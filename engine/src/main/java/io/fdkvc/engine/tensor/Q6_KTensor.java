@@ -32,48 +32,28 @@ public final class Q6_KTensor extends SegmentTensor {
 
     @Override
     public float dot(int row, float[] x, int xOff) {
-        return dot(row, x, xOff, Simd.groupSums(x, xOff, cols, 16));
-    }
-
-    /** A batch of one: the sums of x per group of 16 are taken once per call, then a dot per row. */
-    @Override
-    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
-                       float[] out, int outOff, int outStride) {
-        if (batch != 1) {
-            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
-            return;
-        }
-        float[] sums = Simd.groupSums(x, xOff, cols, 16);
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff, sums);
-    }
-
-    private float dot(int row, float[] x, int xOff, float[] sums) {
         long p = rowStart(row);
         // Two passes over the row (the second hits L1): one kernel with all four quarters of a
         // half super-block exceeds C2's node budget and loses vector intrinsics, so each pass
         // decodes the two quarters that share a run of ql bytes.
-        return pass(seg, p, cols / QK, x, xOff, 0, sums) + pass(seg, p, cols / QK, x, xOff, 1, sums);
+        return pass(seg, p, cols / QK, x, xOff, 0) + pass(seg, p, cols / QK, x, xOff, 1);
     }
 
     /**
      * Sum over the row of the quarters {@code v} (low nibbles of ql[32v ..], qh bits 2v..2v+1)
      * and {@code v + 2} (high nibbles of the same bytes, qh bits 2v+4..2v+5) of every half.
-     * Products of the unsigned 6-bit quants are summed per group of 16 weights before the group's
-     * scale is applied, so the scale costs one FMA per group; the offset of -32 is applied once
-     * per group to the group's sum of x ({@code sums}), as a scalar.
+     * Products are summed per group of 16 weights before the group's scale is applied, so the
+     * scale costs one FMA per group rather than one multiply per vector.
      */
-    private static float pass(MemorySegment s, long p, int nb, float[] x, int xOff, int v, float[] sums) {
+    private static float pass(MemorySegment s, long p, int nb, float[] x, int xOff, int v) {
         FloatVector acc = FloatVector.zero(F);
-        float offset = 0;
         int shLo = 4 - 2 * v;   // qh bits 2v, 2v+1 -> bits 4, 5 (left shift by 4 or 2)
         int shHi = 2 * v;       // qh bits 2v+4, 2v+5 -> bits 4, 5 (right shift by 0 or 2)
         for (int b = 0; b < nb; b++, p += BLOCK) {
             FloatVector blockSum = FloatVector.zero(F);
-            float blockOffset = 0;
             for (int h = 0; h < 2; h++) {
                 long qlp = p + 64 * h + 32 * v, qhp = p + 128 + 32 * h, scp = p + 192 + 8 * h + 2 * v;
                 int xa = xOff + b * QK + 128 * h + 32 * v;
-                int gs = 16 * b + 8 * h + 2 * v;   // the group of 16 of quarter v's first weights
                 for (int g = 0; g < 2; g++) {
                     FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
                     for (int m = 0; m < 16; m += BL) {
@@ -83,23 +63,19 @@ public final class Q6_KTensor extends SegmentTensor {
                         for (int k = 0; k < PARTS; k++) {
                             // bit surgery in 32-bit lanes: x86 has no byte shifts
                             IntVector ql = Simd.toInts(bl, k), qh = Simd.toInts(bh, k);
-                            IntVector q1 = ql.and(0xF).or(qh.lanewise(VectorOperators.LSHL, shLo).and(0x30));
-                            IntVector q3 = ql.lanewise(VectorOperators.ASHR, 4).and(0xF).or(qh.lanewise(VectorOperators.ASHR, shHi).and(0x30));
+                            IntVector q1 = ql.and(0xF).or(qh.lanewise(VectorOperators.LSHL, shLo).and(0x30)).sub(32);
+                            IntVector q3 = ql.lanewise(VectorOperators.ASHR, 4).and(0xF).or(qh.lanewise(VectorOperators.ASHR, shHi).and(0x30)).sub(32);
                             lo = Simd.intsToFloats(q1).fma(FloatVector.fromArray(F, x, xa + l + k * L), lo);
                             hi = Simd.intsToFloats(q3).fma(FloatVector.fromArray(F, x, xa + 64 + l + k * L), hi);
                         }
                     }
-                    float s1 = s.get(ValueLayout.JAVA_BYTE, scp + g), s3 = s.get(ValueLayout.JAVA_BYTE, scp + g + 4);
-                    blockSum = lo.fma(FloatVector.broadcast(F, s1), blockSum);
-                    blockSum = hi.fma(FloatVector.broadcast(F, s3), blockSum);
-                    blockOffset += s1 * sums[gs + g] + s3 * sums[gs + g + 4];
+                    blockSum = lo.fma(FloatVector.broadcast(F, (float) s.get(ValueLayout.JAVA_BYTE, scp + g)), blockSum);
+                    blockSum = hi.fma(FloatVector.broadcast(F, (float) s.get(ValueLayout.JAVA_BYTE, scp + g + 4)), blockSum);
                 }
             }
-            float d = Float.float16ToFloat(s.get(SHORT_LE, p + 208));
-            acc = blockSum.fma(FloatVector.broadcast(F, d), acc);
-            offset += d * blockOffset;
+            acc = blockSum.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
         }
-        return Simd.sum(acc) - 32 * offset;
+        return Simd.sum(acc);
     }
 
     @Override

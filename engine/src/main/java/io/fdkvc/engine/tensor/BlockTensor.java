@@ -10,11 +10,11 @@ import jdk.incubator.vector.FloatVector;
  * A block-quantised type whose dot product decodes each block into a per-thread scratch of floats
  * (vectorised where the layout allows) and multiplies it with {@code x} in vectors. This costs a
  * round trip through L1 per block compared with a fused kernel, and is used for the types that
- * llama-quantize's presets produce less often (Q2_K, Q3_K, Q5_K, IQ4_NL, IQ4_XS); it keeps each
+ * llama-quantize's presets produce less often (Q2_K, Q3_K, IQ4_NL, IQ4_XS); it keeps each
  * layout in one decoder that both {@link #dot} and {@link #dequantizeRow} use, so they cannot
  * disagree about the layout.
  */
-abstract sealed class BlockTensor extends SegmentTensor permits Q2_KTensor, Q3_KTensor, Q5_KTensor, IQ4_NLTensor, IQ4_XSTensor {
+abstract sealed class BlockTensor extends SegmentTensor permits Q2_KTensor, Q3_KTensor, IQ4_NLTensor, IQ4_XSTensor {
     BlockTensor(GgmlType type, MemorySegment seg, int rows, int cols) {
         super(type, seg, rows, cols);
     }

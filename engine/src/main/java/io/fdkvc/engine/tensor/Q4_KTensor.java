@@ -3,6 +3,7 @@ package io.fdkvc.engine.tensor;
 import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.BL;
 import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.INT_LE;
 import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
 import static io.fdkvc.engine.tensor.Simd.PARTS;
@@ -48,40 +49,65 @@ public final class Q4_KTensor extends SegmentTensor {
 
     @Override
     public float dot(int row, float[] x, int xOff) {
+        return dot(row, x, xOff, Simd.groupSums(x, xOff, cols, 32));
+    }
+
+    /**
+     * A batch of one: the sums of x per sub-block of 32, which the mins multiply, are taken once
+     * per call instead of once per row; then {@link #dot(int, float[], int, float[])} per row.
+     */
+    @Override
+    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
+                       float[] out, int outOff, int outStride) {
+        if (batch != 1) {
+            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
+            return;
+        }
+        float[] sums = Simd.groupSums(x, xOff, cols, 32);
+        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff, sums);
+    }
+
+    private float dot(int row, float[] x, int xOff, float[] sums) {
         MemorySegment s = seg;
         long p = rowStart(row);
-        FloatVector acc = FloatVector.zero(F), accMin = FloatVector.zero(F);
+        // q.x per sub-block of 32 times d*scale into one lane-wise accumulator; the mins' part,
+        // dmin*min times the sub-block's sum of x, is scalar (8 products per block). The 6-bit
+        // scales are unpacked by straight-line code from the 12 bytes read as three words.
+        FloatVector acc = FloatVector.zero(F);
+        float minPart = 0;
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
-            long sp = p + 4;
+            int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
             int xb = xOff + b * QK;
+            // the 6-bit scales and mins of the 8 sub-blocks by straight-line code: sub-blocks
+            // 0-3 in the low 6 bits of bytes 0-3 / 4-7, sub-blocks 4-7 in the nibbles of bytes
+            // 8-11 with the top 2 bits of bytes 0-3 / 4-7 (see scale() and min())
+            int hi0 = (s0 >>> 6) & 0x03030303, hi1 = (s1 >>> 6) & 0x03030303;
+            int scLo = s0 & 0x3F3F3F3F, mLo = s1 & 0x3F3F3F3F;
+            int scHi = (s2 & 0x0F0F0F0F) | hi0 << 4, mHi = ((s2 >>> 4) & 0x0F0F0F0F) | hi1 << 4;
+            int sb = 8 * b;
+            minPart += dmin * ((mLo & 0xFF) * sums[sb] + (mLo >>> 8 & 0xFF) * sums[sb + 1] + (mLo >>> 16 & 0xFF) * sums[sb + 2]
+                    + (mLo >>> 24) * sums[sb + 3] + (mHi & 0xFF) * sums[sb + 4] + (mHi >>> 8 & 0xFF) * sums[sb + 5]
+                    + (mHi >>> 16 & 0xFF) * sums[sb + 6] + (mHi >>> 24) * sums[sb + 7]);
             for (int c = 0; c < 4; c++) {
+                int sc = c < 2 ? scLo >>> (16 * c) : scHi >>> (16 * (c - 2));
                 long qp = p + 16 + 32 * c;
                 int xc = xb + 64 * c;
-                // q.x and the plain sum of x per sub-block: the mins multiply the latter
                 FloatVector sLo = FloatVector.zero(F), sHi = FloatVector.zero(F);
-                FloatVector xLo = FloatVector.zero(F), xHi = FloatVector.zero(F);
                 for (int j = 0; j < 32; j += BL) {
                     ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
                     for (int k = 0; k < PARTS; k++) {
-                        // nibbles split in 32-bit lanes: x86 has no byte shifts
-                        IntVector qi = Simd.toInts(q, k);
-                        FloatVector vl = FloatVector.fromArray(F, x, xc + j + k * L);
-                        FloatVector vh = FloatVector.fromArray(F, x, xc + 32 + j + k * L);
-                        sLo = Simd.intsToFloats(qi.and(0xF)).fma(vl, sLo);
-                        sHi = Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF)).fma(vh, sHi);
-                        xLo = xLo.add(vl);
-                        xHi = xHi.add(vh);
+                        IntVector qi = Simd.toInts(q, k);   // nibbles split in 32-bit lanes: x86 has no byte shifts
+                        sLo = Simd.intsToFloats(qi.and(0xF)).fma(FloatVector.fromArray(F, x, xc + j + k * L), sLo);
+                        sHi = Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF)).fma(FloatVector.fromArray(F, x, xc + 32 + j + k * L), sHi);
                     }
                 }
-                acc = sLo.fma(FloatVector.broadcast(F, d * scale(s, sp, 2 * c)), acc);
-                acc = sHi.fma(FloatVector.broadcast(F, d * scale(s, sp, 2 * c + 1)), acc);
-                accMin = xLo.fma(FloatVector.broadcast(F, dmin * min(s, sp, 2 * c)), accMin);
-                accMin = xHi.fma(FloatVector.broadcast(F, dmin * min(s, sp, 2 * c + 1)), accMin);
+                acc = sLo.fma(FloatVector.broadcast(F, d * (sc & 0xFF)), acc);
+                acc = sHi.fma(FloatVector.broadcast(F, d * (sc >>> 8 & 0xFF)), acc);
             }
         }
-        return Simd.sum(acc.sub(accMin));
+        return Simd.sum(acc) - minPart;
     }
 
     @Override

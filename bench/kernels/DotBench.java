@@ -1,0 +1,38 @@
+/**
+ * One-thread speed of the batch-of-one product (decode) per weight type: GMAC/s of the best of
+ * repeated 5-call runs over SECONDS seconds (the JIT needs several seconds to compile the kernels).
+ * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
+ *   -cp engine/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS]
+ */
+import io.fdkvc.engine.tensor.*;
+import java.lang.foreign.*;
+import java.util.*;
+
+public class DotBench {
+    public static void main(String[] a) {
+        int rows = Integer.parseInt(a[1]), cols = Integer.parseInt(a[2]);
+        for (String tn : a[0].split(",")) {
+            GgmlType t = GgmlType.valueOf(tn);
+            Random r = new Random(1);
+            float[] w = new float[rows * cols];
+            for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
+            byte[] q = Quantizer.quantize(t, w);
+            MemorySegment seg = Arena.global().allocate(q.length, 64);
+            MemorySegment.copy(MemorySegment.ofArray(q), 0, seg, 0, q.length);
+            FloatTensor ft = Tensors.view(t, seg, rows, cols);
+            float[] x = new float[cols];
+            for (int i = 0; i < cols; i++) x[i] = (float) r.nextGaussian();
+            float[] out = new float[rows];
+            double best = 0;
+            long end = System.nanoTime() + (long) (Double.parseDouble(a.length > 3 ? a[3] : "10") * 1e9);
+            while (System.nanoTime() < end) {
+                long t0 = System.nanoTime();
+                int reps = 5;
+                for (int k = 0; k < reps; k++) ft.matmul(0, rows, x, 0, cols, 1, out, 0, rows);
+                long dt = System.nanoTime() - t0;
+                best = Math.max(best, (double) reps * rows * cols / dt);
+            }
+            System.out.printf("%-6s %dx%d  %.2f GMAC/s  %.2f GB/s%n", tn, rows, cols, best, best * t.blockBytes / t.blockSize);
+        }
+    }
+}

@@ -30,7 +30,7 @@ public class GoldenBlocks {
             byte[] all = new byte[q.length + rnd.length];
             System.arraycopy(q, 0, all, 0, q.length);
             System.arraycopy(rnd, 0, all, q.length, rnd.length);
-            Files.write(dir.resolve(t + ".bin"), all);
+            Files.write(dir.resolve(t + ".blocks"), all);
             System.out.println(t.id + " " + t);
         }
         // Q8_0 quantiser input: Gaussian blocks of several scales, then blocks whose amax is 127

@@ -2,11 +2,11 @@
  * Dequantises blocks with ggml's own decoder, to make the golden values of
  * engine/src/test/resources/ggml-golden (see README.md beside this file).
  *
- * usage: ggml-dequant TYPE_ID IN.bin OUT.f32
- * IN.bin holds whole blocks of the ggml type TYPE_ID; OUT.f32 receives the
+ * usage: ggml-dequant TYPE_ID IN.blocks OUT.f32
+ * IN.blocks holds whole blocks of the ggml type TYPE_ID; OUT.f32 receives the
  * decoded values as little-endian float32, in order.
  *
- * usage: ggml-dequant -q TYPE_ID IN.f32 OUT.bin
+ * usage: ggml-dequant -q TYPE_ID IN.f32 OUT.blocks
  * quantises float32 values with ggml's reference quantiser (from_float_ref).
  */
 #include <stdio.h>
@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc != 4) {
-        fprintf(stderr, "usage: %s TYPE_ID IN.bin OUT.f32\n", argv[0]);
+        fprintf(stderr, "usage: %s TYPE_ID IN.blocks OUT.f32\n", argv[0]);
         return 2;
     }
     enum ggml_type type = (enum ggml_type) atoi(argv[1]);

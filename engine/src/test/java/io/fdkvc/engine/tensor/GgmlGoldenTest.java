@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * Against llama.cpp's own decoder: {@code ggml-golden/TYPE.bin} holds 512 values quantised by our
+ * Against llama.cpp's own decoder: {@code ggml-golden/TYPE.blocks} holds 512 values quantised by our
  * {@link Quantizer} and 512 values' worth of random blocks; {@code TYPE.f32} is what ggml's
  * {@code to_float} (llama.cpp source as bundled in node-llama-cpp 3.22.1, ggml 0.25.1) made of
  * them, by {@code bench/llamacpp/ggml-dequant.c} (see {@code bench/llamacpp/README.md}).
@@ -35,7 +35,7 @@ class GgmlGoldenTest {
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"F32", "F16", "BF16"}, mode = EnumSource.Mode.EXCLUDE)
     void dequantisationEqualsGgml(GgmlType type) throws IOException {
-        byte[] blocks = resource(type + ".bin");
+        byte[] blocks = resource(type + ".blocks");
         float[] ggml = floats(resource(type + ".f32"));
         int cols = 256, rows = ggml.length / cols;
         assertThat(blocks.length).isEqualTo(type.bytes(ggml.length));
@@ -61,6 +61,6 @@ class GgmlGoldenTest {
     @Test
     void q8_0QuantiserMakesGgmlsBytes() throws IOException {
         float[] x = floats(resource("Q8_0.input.f32"));
-        assertThat(Quantizer.quantize(GgmlType.Q8_0, x)).containsExactly(resource("Q8_0.ggml.bin"));
+        assertThat(Quantizer.quantize(GgmlType.Q8_0, x)).containsExactly(resource("Q8_0.ggml.blocks"));
     }
 }

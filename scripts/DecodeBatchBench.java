@@ -22,11 +22,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 void main(String[] args) {
-    var shape = SyntheticModels.shape(args[0]);
+    var model = SyntheticModels.model(args[0], null);
     int k = Integer.parseInt(args[1]), steps = Integer.parseInt(args[2]), rounds = Integer.parseInt(args[3]);
     int threads = Integer.parseInt(args[4]);
     Parallel.setThreads(threads);
-    try (LoadedModel m = SyntheticModels.load(shape); Llama llama = new Llama(m.config(), m.weights(), 64, threads)) {
+    try (LoadedModel m = SyntheticModels.load(model, null); Llama llama = new Llama(m.config(), m.weights(), 64, threads)) {
         ChatFormat format = new ChatFormat(ChatTemplate.PLAIN, Tokenizers.from(m.vocabulary()));
         DecodeBatch batch = new DecodeBatch(llama);
         double[] alone = new double[rounds], batched = new double[rounds];

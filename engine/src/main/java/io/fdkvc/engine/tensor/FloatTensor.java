@@ -44,7 +44,19 @@ public abstract class FloatTensor {
             for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff);
             return;
         }
-        int n = cols(), tiles = (batch + NB - 1) / NB;
+        int n = cols();
+        if (batch <= SMALL_BATCH) {
+            // a few rows (continuous batching's decode step): the tiles would compute NB lanes for
+            // a handful of rows; instead each weight row is dequantised once, into L1, and dotted
+            // with every batch row (the same arithmetic as the remainder rows below)
+            float[] w = SCRATCH.get().ensure(0, n).w;
+            for (int r = rowFrom; r < rowTo; r++) {
+                dequantizeRow(r, w, 0);
+                for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = Simd.dot(w, 0, x, xOff + b * xStride, n);
+            }
+            return;
+        }
+        int tiles = (batch + NB - 1) / NB;
         Scratch sc = SCRATCH.get().ensure(tiles * n * NB, MR * n);
         float[] xt = sc.xt, w = sc.w, acc = sc.acc;
         // transpose: xt[(tile*n + k)*NB + j] = x[batch row tile*NB + j][k], zero beyond the batch
@@ -78,6 +90,12 @@ public abstract class FloatTensor {
 
     /** Weight rows per kernel call, and batch rows per tile (two vectors). */
     static final int MR = 6, NB = 2 * Simd.L;
+
+    /**
+     * Up to this many batch rows {@link #matmul} dots each dequantised weight row with every batch
+     * row instead of running the tiled kernel, whose NB lanes would mostly be padding.
+     */
+    static final int SMALL_BATCH = 8;
 
     /** Per-thread scratch of {@link #matmul}: allocated on a thread's first chunk, then reused. */
     private static final class Scratch {

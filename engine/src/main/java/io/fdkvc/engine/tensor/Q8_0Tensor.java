@@ -63,6 +63,57 @@ public final class Q8_0Tensor extends SegmentTensor {
         return Simd.sum(acc0.add(acc1));
     }
 
+    /**
+     * A few batch rows (continuous batching's decode step, see {@link FloatTensor#SMALL_BATCH}):
+     * each weight row is read once for up to four batch rows at a time, scaled per block and
+     * multiplied into four accumulators, so the weights cost one pass however many conversations
+     * decode together. Larger batches take the tiled kernel.
+     */
+    @Override
+    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
+                       float[] out, int outOff, int outStride) {
+        if (batch < 2 || batch > SMALL_BATCH) {
+            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
+            return;
+        }
+        for (int b0 = 0; b0 < batch; b0 += 4) {
+            int m = Math.min(4, batch - b0);
+            // the missing rows of a short group read the group's last row; their sums are dropped
+            int x0 = xOff + b0 * xStride;
+            int x1 = xOff + (b0 + Math.min(1, m - 1)) * xStride;
+            int x2 = xOff + (b0 + Math.min(2, m - 1)) * xStride;
+            int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
+            for (int r = rowFrom; r < rowTo; r++) dot4(r, x, x0, x1, x2, x3, out, outOff + b0 * outStride + r, outStride, m);
+        }
+    }
+
+    /** Row {@code row} dotted with four batch rows; the first {@code m} results go to out[o + i * stride]. */
+    private void dot4(int row, float[] x, int x0, int x1, int x2, int x3, float[] out, int o, int stride, int m) {
+        MemorySegment s = seg;
+        long p = rowStart(row);
+        // one method, as in dot(): a vector-returning helper that C2 does not inline would box
+        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p)));
+            int c = b * QK;
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) {
+                    FloatVector w = Simd.toFloats(q, k).mul(d);
+                    int cc = c + j + k * L;
+                    a0 = w.fma(FloatVector.fromArray(F, x, x0 + cc), a0);
+                    a1 = w.fma(FloatVector.fromArray(F, x, x1 + cc), a1);
+                    a2 = w.fma(FloatVector.fromArray(F, x, x2 + cc), a2);
+                    a3 = w.fma(FloatVector.fromArray(F, x, x3 + cc), a3);
+                }
+            }
+        }
+        out[o] = Simd.sum(a0);
+        if (m > 1) out[o + stride] = Simd.sum(a1);
+        if (m > 2) out[o + 2 * stride] = Simd.sum(a2);
+        if (m > 3) out[o + 3 * stride] = Simd.sum(a3);
+    }
+
     @Override
     public void dequantizeRow(int row, float[] out, int off) {
         MemorySegment s = seg;

@@ -235,7 +235,12 @@ public final class Quantizer {
         }
     }
 
-    private static void q5_k(float[] x, int s, byte[] out, int o) {
+    /**
+     * The part Q4_K and Q5_K share: 8 sub-blocks of 32 weights, each with a 6-bit scale and min
+     * under the super-block's f16 d and dmin. Writes d, dmin and the packed scales (bytes 0-15)
+     * and returns the 256 quants in [0, maxQ], rounded half away from zero or as Math.round.
+     */
+    private static int[] scaledMinQuants(float[] x, int s, byte[] out, int o, int maxQ, boolean roundHalfAway) {
         float[] scale = new float[8], min = new float[8];
         float maxScale = 0, maxMin = 0;
         for (int j = 0; j < 8; j++) {
@@ -244,7 +249,8 @@ public final class Quantizer {
                 lo = Math.min(lo, x[s + 32 * j + i]);
                 hi = Math.max(hi, x[s + 32 * j + i]);
             }
-            scale[j] = Math.max(0, hi - lo) / 31f;
+            // weights are d*sc*q - dmin*m with m >= 0, so the represented range starts at min(0, lo)
+            scale[j] = Math.max(0, hi - lo) / maxQ;
             min[j] = -lo;
             maxScale = Math.max(maxScale, scale[j]);
             maxMin = Math.max(maxMin, min[j]);
@@ -263,8 +269,13 @@ public final class Quantizer {
         for (int j = 0; j < 8; j++) {
             float es = d * sc[j], eo = dmin * m[j];
             for (int i = 0; i < 32; i++)
-                q[32 * j + i] = es == 0 ? 0 : clamp(roundf((x[s + 32 * j + i] + eo) / es), 0, 31);
+                q[32 * j + i] = es == 0 ? 0 : clamp(roundHalfAway ? roundf((x[s + 32 * j + i] + eo) / es) : Math.round((x[s + 32 * j + i] + eo) / es), 0, maxQ);
         }
+        return q;
+    }
+
+    private static void q5_k(float[] x, int s, byte[] out, int o) {
+        int[] q = scaledMinQuants(x, s, out, o, 31, true);
         for (int c = 0; c < 4; c++)
             for (int l = 0; l < 32; l++) {
                 int a = q[64 * c + l], b = q[64 * c + 32 + l];
@@ -315,36 +326,7 @@ public final class Quantizer {
     }
 
     private static void q4_k(float[] x, int s, byte[] out, int o) {
-        float[] scale = new float[8], min = new float[8];
-        float maxScale = 0, maxMin = 0;
-        for (int j = 0; j < 8; j++) {
-            float lo = 0, hi = -Float.MAX_VALUE;
-            for (int i = 0; i < 32; i++) {
-                lo = Math.min(lo, x[s + 32 * j + i]);
-                hi = Math.max(hi, x[s + 32 * j + i]);
-            }
-            // weights are d*sc*q - dmin*m with m >= 0, so the represented range starts at min(0, lo)
-            scale[j] = Math.max(0, hi - lo) / 15f;
-            min[j] = -lo;
-            maxScale = Math.max(maxScale, scale[j]);
-            maxMin = Math.max(maxMin, min[j]);
-        }
-        short hd = half(maxScale / 63f), hm = half(maxMin / 63f);
-        float d = Float.float16ToFloat(hd), dmin = Float.float16ToFloat(hm);
-        int[] sc = new int[8], m = new int[8];
-        for (int j = 0; j < 8; j++) {
-            sc[j] = d == 0 ? 0 : clamp(Math.round(scale[j] / d), 0, 63);
-            m[j] = dmin == 0 ? 0 : clamp(Math.round(min[j] / dmin), 0, 63);
-        }
-        putShort(out, o, hd);
-        putShort(out, o + 2, hm);
-        packScaleMin(sc, m, out, o + 4);
-        int[] q = new int[256];
-        for (int j = 0; j < 8; j++) {
-            float es = d * sc[j], eo = dmin * m[j];
-            for (int i = 0; i < 32; i++)
-                q[32 * j + i] = es == 0 ? 0 : clamp(Math.round((x[s + 32 * j + i] + eo) / es), 0, 15);
-        }
+        int[] q = scaledMinQuants(x, s, out, o, 15, false);
         for (int c = 0; c < 4; c++)
             for (int l = 0; l < 32; l++)
                 out[o + 16 + 32 * c + l] = (byte) (q[64 * c + l] | q[64 * c + 32 + l] << 4);

@@ -22,7 +22,7 @@ import jdk.incubator.vector.VectorOperators;
  * of nibbles. The nibbles come in four runs of 32 bytes, one per 64 weights: the low nibbles are
  * the first sub-block of the 64, the high nibbles the second. Weight = d * scale * q - dmin * min.
  */
-public final class Q4_KTensor extends SegmentTensor {
+public final class Q4_KTensor extends MinKQuantTensor {
     static final int QK = 256, BLOCK = 144;
 
     public Q4_KTensor(MemorySegment seg, int rows, int cols) {
@@ -48,26 +48,7 @@ public final class Q4_KTensor extends SegmentTensor {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff) {
-        return dot(row, x, xOff, Simd.groupSums(x, xOff, cols, 32));
-    }
-
-    /**
-     * A batch of one: the sums of x per sub-block of 32, which the mins multiply, are taken once
-     * per call instead of once per row; then {@link #dot(int, float[], int, float[])} per row.
-     */
-    @Override
-    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
-                       float[] out, int outOff, int outStride) {
-        if (batch != 1) {
-            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
-            return;
-        }
-        float[] sums = Simd.groupSums(x, xOff, cols, 32);
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff, sums);
-    }
-
-    private float dot(int row, float[] x, int xOff, float[] sums) {
+    float dot(int row, float[] x, int xOff, float[] sums) {
         MemorySegment s = seg;
         long p = rowStart(row);
         // q.x per sub-block of 32 times d*scale into one lane-wise accumulator; the mins' part,

@@ -22,7 +22,7 @@ import jdk.incubator.vector.VectorOperators;
  * qh[l]; weight 64c + 32 + l the high nibble plus bit 2c + 1. Weight = d * scale * q - dmin * min.
  * The dot product is {@link Q4_KTensor}'s with the fifth bits or-ed in.
  */
-public final class Q5_KTensor extends SegmentTensor {
+public final class Q5_KTensor extends MinKQuantTensor {
     static final int QK = 256, BLOCK = 176;
 
     public Q5_KTensor(MemorySegment seg, int rows, int cols) {
@@ -30,23 +30,7 @@ public final class Q5_KTensor extends SegmentTensor {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff) {
-        return dot(row, x, xOff, Simd.groupSums(x, xOff, cols, 32));
-    }
-
-    /** A batch of one: the sums of x per sub-block, which the mins multiply, once per call. */
-    @Override
-    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
-                       float[] out, int outOff, int outStride) {
-        if (batch != 1) {
-            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
-            return;
-        }
-        float[] sums = Simd.groupSums(x, xOff, cols, 32);
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff, sums);
-    }
-
-    private float dot(int row, float[] x, int xOff, float[] sums) {
+    float dot(int row, float[] x, int xOff, float[] sums) {
         MemorySegment s = seg;
         long p = rowStart(row);
         FloatVector acc = FloatVector.zero(F);

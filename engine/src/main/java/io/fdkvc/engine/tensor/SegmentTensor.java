@@ -10,7 +10,7 @@ import java.util.Objects;
  */
 public abstract sealed class SegmentTensor extends FloatTensor
         permits F32SegmentTensor, F16Tensor, BF16Tensor, Q8_0Tensor, Q4_0Tensor, Q4_1Tensor, Q5_0Tensor, Q5_1Tensor,
-                Q4_KTensor, Q5_KTensor, Q6_KTensor, BlockTensor {
+                MinKQuantTensor, Q6_KTensor, BlockTensor {
     final MemorySegment seg;
     final int rows, cols;
     final long rowBytes;

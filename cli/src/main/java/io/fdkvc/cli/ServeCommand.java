@@ -92,9 +92,10 @@ public final class ServeCommand implements Callable<Integer> {
             try (LoadedModel m = options.load();
                  Llama llama = engine.newModel(m)) {
                 // the model's own Jinja template when it renders, else a built-in format, as in chat
+                PrintWriter err = spec.commandLine().getErr();
                 ChatTemplate tpl = ChatTemplate.select(template, m.vocabulary(), warning -> {
-                    out.println("fdkvc serve: " + warning);
-                    out.flush();
+                    err.println("fdkvc serve: " + warning);
+                    err.flush();
                 });
                 ChatFormat format = new ChatFormat(tpl, Tokenizers.from(m.vocabulary()));
                 String id = options.model.getFileName().toString();

@@ -7,6 +7,7 @@ import io.fdkvc.core.policy.Policy;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.core.policy.Turn;
 import io.fdkvc.engine.tensor.Parallel;
+import io.fdkvc.engine.tensor.Simd;
 
 /**
  * The KV cache of one conversation: one {@link KvStream} per (layer, KV head), each driven by its
@@ -114,7 +115,7 @@ public final class KvCache {
             int capacity = unb ? maxTurnTokens : Math.addExact(spec.budget(), maxTurnTokens);
             streams[i] = new KvStream(headDim, headDim, 0, capacity, unb);
             turns[i] = new Turn(headDim, headDim);
-            rotated[i] = new float[capacity * headDim];
+            rotated[i] = new float[tiledLength(capacity)];
             if (positionsBefore != null) positionsBefore[i] = new long[capacity];
         }
         modulated = mod;
@@ -165,13 +166,34 @@ public final class KvCache {
     }
 
     /**
-     * The stream's keys rotated to their attention positions, row i at {@code i * headDim} for
-     * i below {@link #rotatedValid}; rows from there to the stream's size are the forward pass's
-     * to write ({@link #markRotated}). Grows with an unbounded stream.
+     * Entries per tile of the rotated keys: the float lanes of the tensor kernels' species, so
+     * that one vector load holds component d of a tile's keys (see {@link #rotatedKeys}).
+     */
+    public static final int KEY_TILE = Simd.L;
+
+    /** Floats of a rotated-key array for {@code entries} entries: whole tiles. */
+    private int tiledLength(int entries) {
+        return Math.multiplyExact((entries + KEY_TILE - 1) / KEY_TILE * KEY_TILE, headDim);
+    }
+
+    /** Where component {@code d} of entry {@code i}'s rotated key lies in {@link #rotatedKeys}. */
+    public static int tiledIndex(int i, int d, int headDim) {
+        return (i / KEY_TILE * headDim + d) * KEY_TILE + i % KEY_TILE;
+    }
+
+    /**
+     * The stream's keys rotated to their attention positions, for entries below
+     * {@link #rotatedValid}; entries from there to the stream's size are the forward pass's to
+     * write ({@link #markRotated}). Grows with an unbounded stream.
+     *
+     * <p>Laid out in tiles of {@link #KEY_TILE} entries, component-major within a tile (entry i's
+     * component d at {@link #tiledIndex}): the scores of a query against a tile are then a chain
+     * of lane-wise FMAs, one lane per key, with no horizontal reduction per key (which cost four
+     * times the multiply-adds themselves with 64-wide heads).
      */
     public float[] rotatedKeys(int layer, int kvHead) {
         int s = layer * kvHeads + kvHead;
-        int need = streams[s].capacity() * headDim;
+        int need = tiledLength(streams[s].capacity());
         if (rotated[s].length < need) rotated[s] = java.util.Arrays.copyOf(rotated[s], need);
         return rotated[s];
     }
@@ -340,7 +362,10 @@ public final class KvCache {
         for (int i = 0, j = 0; i < size; i++) {
             while (before[j] != pos[i]) j++;
             if (j >= valid) break;
-            if (j != i) System.arraycopy(rot, j * headDim, rot, i * headDim, headDim);
+            if (j != i) {
+                // i < j: tiles are filled in entry order, so entry j is read before it is overwritten
+                for (int d = 0; d < headDim; d++) rot[tiledIndex(i, d, headDim)] = rot[tiledIndex(j, d, headDim)];
+            }
             kept = i + 1;
         }
         rotatedValid[s] = kept;

@@ -71,6 +71,7 @@ public final class Llama implements AutoCloseable {
     private final float[][] lanes;
     private float[][] groupRow;
     private final float[][] ropeScratch;
+    private final float[][] keyRow;   // per worker: a key rotated, before it goes into its tile
     private int scratchCap;
     // keys to rotate in the layer in progress: stream h's entries [rotFrom[h], size), at
     // keyStart[h] .. keyStart[h+1] of the concatenated range
@@ -142,6 +143,7 @@ public final class Llama implements AutoCloseable {
         lanes = new float[threads][4 * S.length()];
         groupRow = new float[threads][0];
         ropeScratch = new float[threads][hd];
+        keyRow = new float[threads][hd];
         keyStart = new int[kvHeads + 1];
         rotFrom = new int[kvHeads];
     }
@@ -457,7 +459,8 @@ public final class Llama implements AutoCloseable {
             entries += s.size();
         }
         if (cap > scratchCap) {
-            int nc = cap;
+            // whole key tiles: the scores kernel writes a tile's lanes past the stream's size
+            int nc = (cap + KvCache.KEY_TILE - 1) / KvCache.KEY_TILE * KvCache.KEY_TILE;
             scratchCap = nc;
             attentionBlock = (int) Math.max(1, Math.min(maxBatch, ATTENTION_SCRATCH / ((long) heads * nc)));
             att = new float[heads * attentionBlock * nc];
@@ -520,10 +523,14 @@ public final class Llama implements AutoCloseable {
             KvStream s = pCache.stream(pLayer, h);
             float[] keys = s.keys(), dst = pCache.rotatedKeys(pLayer, h);
             long[] pos = s.positions();
+            float[] row = keyRow[worker];
             for (int g = a; g < b; g++) {
                 int i = g - keyStart[h] + rotFrom[h];
-                if (original) rope.rotateAt(keys, i * hd, dst, i * hd, pos[i], ropeScratch[worker]);
-                else rope.rotate(keys, i * hd, dst, i * hd, i);
+                if (original) rope.rotateAt(keys, i * hd, row, 0, pos[i], ropeScratch[worker]);
+                else rope.rotate(keys, i * hd, row, 0, i);
+                // into the cache's tiled layout: component d of the tile's keys side by side
+                int t = KvCache.tiledIndex(i, 0, hd);
+                for (int d = 0; d < hd; d++, t += KvCache.KEY_TILE) dst[t] = row[d];
             }
         }
     }
@@ -552,7 +559,7 @@ public final class Llama implements AutoCloseable {
             if (original) rope.rotateAt(q, t * qDim + h * hd, qr, 0, s.positions()[self], ropeScratch[worker]);
             else rope.rotate(q, t * qDim + h * hd, qr, 0, self);
             int o = u * scratchCap;
-            scores(qr, pCache.rotatedKeys(pLayer, kvh), 0, count, row, o, lanes[worker]);
+            scores(qr, pCache.rotatedKeys(pLayer, kvh), count, row, o);
             float max = Float.NEGATIVE_INFINITY;
             float[] bias = s.logitBias();
             for (int i = 0; i < count; i++) {
@@ -602,36 +609,34 @@ public final class Llama implements AutoCloseable {
     }
 
     /**
-     * sc[i] = q . keys[base + i*hd ..] for i < count. Four keys at a time, each with its own
-     * accumulator, so that the four FMA chains and lane reductions overlap instead of one key's
-     * reduction waiting for its last FMA.
+     * sc[so + i] = q . key i for i < count, from the cache's tiled rotated keys (see
+     * {@link KvCache#rotatedKeys}): per tile one vector of lanes, one lane per key, accumulated
+     * over the components in order, so each score is one FMA chain over d = 0 .. hd-1 (a fixed
+     * order, the same bits in the interpreter and C2) and no lane sum per key. Four tiles at a time
+     * keep four independent chains in flight; the last tile writes up to a tile past count
+     * (the scratch rows are whole tiles long).
      */
-    private void scores(float[] q, float[] keys, int base, int count, float[] sc, int so, float[] lanes) {
-        int L = S.length(), i = 0;
-        if (hd % L == 0) {
-            for (; i + 4 <= count; i += 4) {
-                int b = base + i * hd;
-                FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
-                for (int d = 0; d < hd; d += L) {
-                    FloatVector qv = FloatVector.fromArray(S, q, d);
-                    a0 = FloatVector.fromArray(S, keys, b + d).fma(qv, a0);
-                    a1 = FloatVector.fromArray(S, keys, b + hd + d).fma(qv, a1);
-                    a2 = FloatVector.fromArray(S, keys, b + 2 * hd + d).fma(qv, a2);
-                    a3 = FloatVector.fromArray(S, keys, b + 3 * hd + d).fma(qv, a3);
-                }
-                // Simd.sum's scalar twin (same bits): a vector passed to a call C2 declines to
-                // inline is boxed
-                a0.intoArray(lanes, 0);
-                a1.intoArray(lanes, L);
-                a2.intoArray(lanes, 2 * L);
-                a3.intoArray(lanes, 3 * L);
-                sc[so + i] = Simd.sum(lanes, 0);
-                sc[so + i + 1] = Simd.sum(lanes, L);
-                sc[so + i + 2] = Simd.sum(lanes, 2 * L);
-                sc[so + i + 3] = Simd.sum(lanes, 3 * L);
+    private void scores(float[] q, float[] tiles, int count, float[] sc, int so) {
+        int T = KvCache.KEY_TILE, tileFloats = T * hd, i = 0, base = 0;
+        for (; i + 3 * T < count; i += 4 * T, base += 4 * tileFloats) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+            for (int d = 0, p = base; d < hd; d++, p += T) {
+                FloatVector qd = FloatVector.broadcast(S, q[d]);
+                a0 = FloatVector.fromArray(S, tiles, p).fma(qd, a0);
+                a1 = FloatVector.fromArray(S, tiles, p + tileFloats).fma(qd, a1);
+                a2 = FloatVector.fromArray(S, tiles, p + 2 * tileFloats).fma(qd, a2);
+                a3 = FloatVector.fromArray(S, tiles, p + 3 * tileFloats).fma(qd, a3);
             }
+            a0.intoArray(sc, so + i);
+            a1.intoArray(sc, so + i + T);
+            a2.intoArray(sc, so + i + 2 * T);
+            a3.intoArray(sc, so + i + 3 * T);
         }
-        for (; i < count; i++) sc[so + i] = Simd.dot(q, 0, keys, base + i * hd, hd);
+        for (; i < count; i += T, base += tileFloats) {
+            FloatVector a0 = FloatVector.zero(S);
+            for (int d = 0, p = base; d < hd; d++, p += T) a0 = FloatVector.fromArray(S, tiles, p).fma(FloatVector.broadcast(S, q[d]), a0);
+            a0.intoArray(sc, so + i);
+        }
     }
 
     /**

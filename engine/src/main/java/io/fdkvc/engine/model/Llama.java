@@ -672,14 +672,32 @@ public final class Llama implements AutoCloseable {
     private void weightedValues(float[] p, int po, int count, float scale, float[] vals, float[] out, int o) {
         int L = S.length(), d = 0;
         for (; d + 4 * L <= hd; d += 4 * L) {
-            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
-            for (int i = 0, r = d; i < count; i++, r += hd) {
+            // even entries into a, odd ones into b: eight FMA chains instead of four, so the
+            // FMA latency no longer bounds the loop; a + b at the end (a fixed order)
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            int i = 0, r = d;
+            for (; i + 1 < count; i += 2, r += 2 * hd) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]), pj = FloatVector.broadcast(S, p[po + i + 1]);
+                a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
+                a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
+                a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
+                a3 = FloatVector.fromArray(S, vals, r + 3 * L).fma(pi, a3);
+                b0 = FloatVector.fromArray(S, vals, r + hd).fma(pj, b0);
+                b1 = FloatVector.fromArray(S, vals, r + hd + L).fma(pj, b1);
+                b2 = FloatVector.fromArray(S, vals, r + hd + 2 * L).fma(pj, b2);
+                b3 = FloatVector.fromArray(S, vals, r + hd + 3 * L).fma(pj, b3);
+            }
+            if (i < count) {
                 FloatVector pi = FloatVector.broadcast(S, p[po + i]);
                 a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
                 a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
                 a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
                 a3 = FloatVector.fromArray(S, vals, r + 3 * L).fma(pi, a3);
             }
+            a0 = a0.add(b0);
+            a1 = a1.add(b1);
+            a2 = a2.add(b2);
+            a3 = a3.add(b3);
             a0.mul(scale).intoArray(out, o + d);
             a1.mul(scale).intoArray(out, o + d + L);
             a2.mul(scale).intoArray(out, o + d + 2 * L);

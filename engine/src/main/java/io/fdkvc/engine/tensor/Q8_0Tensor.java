@@ -78,6 +78,13 @@ public final class Q8_0Tensor extends SegmentTensor {
         }
         for (int b0 = 0; b0 < batch; b0 += 4) {
             int m = Math.min(4, batch - b0);
+            if (m <= 2) {
+                // one or two rows left: the four-row kernel would spend half its FMAs on copies
+                int x0 = xOff + b0 * xStride, o = outOff + b0 * outStride;
+                if (m == 1) for (int r = rowFrom; r < rowTo; r++) out[o + r] = dot(r, x, x0);
+                else for (int r = rowFrom; r < rowTo; r++) dot2(r, x, x0, x0 + xStride, out, o + r, outStride);
+                continue;
+            }
             // the missing rows of a short group read the group's last row; their sums are dropped
             int x0 = xOff + b0 * xStride;
             int x1 = xOff + (b0 + Math.min(1, m - 1)) * xStride;
@@ -85,6 +92,28 @@ public final class Q8_0Tensor extends SegmentTensor {
             int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
             for (int r = rowFrom; r < rowTo; r++) dot4(r, x, x0, x1, x2, x3, out, outOff + b0 * outStride + r, outStride, m);
         }
+    }
+
+    /** Row {@code row} dotted with two batch rows, into out[o] and out[o + stride] (as {@link #dot4}). */
+    private void dot2(int row, float[] x, int x0, int x1, float[] out, int o, int stride) {
+        MemorySegment s = seg;
+        long p = rowStart(row);
+        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p)));
+            int c = b * QK;
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) {
+                    FloatVector w = Simd.toFloats(q, k).mul(d);
+                    int cc = c + j + k * L;
+                    a0 = w.fma(FloatVector.fromArray(F, x, x0 + cc), a0);
+                    a1 = w.fma(FloatVector.fromArray(F, x, x1 + cc), a1);
+                }
+            }
+        }
+        out[o] = Simd.sum(a0);
+        out[o + stride] = Simd.sum(a1);
     }
 
     /** Row {@code row} dotted with four batch rows; the first {@code m} results go to out[o + i * stride]. */

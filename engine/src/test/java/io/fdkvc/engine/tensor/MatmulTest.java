@@ -25,7 +25,7 @@ class MatmulTest {
         byte[] bytes = Reference.randomRows(type, r, rows, blocks);
         FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
         // batch rows: a plain dot, partial tiles, and more than one tile of NB
-        for (int batch : new int[] {1, 2, 3, 7, FloatTensor.NB + 3}) {
+        for (int batch : new int[] {1, 2, 3, 5, 6, 7, FloatTensor.NB + 3}) {
             int xOff = 5, xStride = cols + 3, outOff = 2, outStride = rows + 4, from = 1, to = rows;
             float[] x = new float[xOff + batch * xStride];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();

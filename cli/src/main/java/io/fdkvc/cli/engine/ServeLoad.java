@@ -33,10 +33,18 @@ import tools.jackson.databind.node.ObjectNode;
  * ever talks to the server it started.
  *
  * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]};
- * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 10).
+ * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 10);
+ * {@code -DserveBench.message=TEXT} the user messages' text (the script's {@code SERVE_BENCH_WARMUP}
+ * and {@code SERVE_BENCH_MESSAGE}).
  */
 public final class ServeLoad {
     private static final JsonMapper JSON = JsonMapper.builder().build();
+    /**
+     * What every user message says after its "Conversation c, turn k: " prefix
+     * ({@code -DserveBench.message=TEXT}): the prompt tokens a turn feeds follow from it.
+     */
+    private static final String USER_TEXT = System.getProperty("serveBench.message",
+            "tell me what the little cat did next in the garden.");
 
     private ServeLoad() {}
 
@@ -197,8 +205,7 @@ public final class ServeLoad {
                 body.putObject("stream_options").put("include_usage", true);
                 ArrayNode messages = body.putArray("messages");
                 for (int k = 0; k < turns && System.nanoTime() < deadline; k++) {
-                    messages.addObject().put("role", "user").put("content",
-                            "Conversation " + conv + ", turn " + k + ": tell me what the little cat did next in the garden.");
+                    messages.addObject().put("role", "user").put("content", "Conversation " + conv + ", turn " + k + ": " + USER_TEXT);
                     long start = System.nanoTime();
                     try {
                         HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))

@@ -29,14 +29,17 @@ public abstract class FloatTensor {
      * {@code b} in {@code [0, batch)}, up to rounding. This is the prefill path: each weight row
      * is read and dequantised once per batch instead of once per token.
      *
-     * <p>The batch is transposed once per call into tiles of {@link #NB} rows laid out column by
-     * column, so that one vector holds column k of NB batch rows; {@link #MR} weight rows are
-     * dequantised at a time and each weight is broadcast against those vectors. The kernel keeps
-     * MR x 2 accumulator vectors in registers and needs, per 2·MR FMAs, two vector loads and MR
-     * broadcasts, and no horizontal reduction (about 2-3x the multiply-adds per second of a
-     * row-times-row kernel on AVX2). Each output is one FMA chain over the columns in order: a
-     * fixed order (the same bits in the interpreter and in C2), which differs from {@link #dot}'s
-     * lane-wise order in the last bits. A batch of one is plain {@link #dot}.
+     * <p>The batch is transposed once per call into tiles of NB batch rows laid out column by
+     * column, so that one vector holds column k of NB batch rows; each weight is broadcast against
+     * those vectors into an MR x NB block of accumulators held in registers, which needs no
+     * horizontal reduction. The loops are blocked for the caches: {@link #PANEL} weight rows are
+     * dequantised at a time into a scratch that stays in L2, and the columns are walked in blocks
+     * of {@link #KB}, so that the block of the transposed batch (KB x NB floats per tile, 32 KiB at
+     * 64 batch rows) stays in L1 while every row block of the panel runs over it. The accumulators
+     * are stored after each column block and reloaded for the next, so each output is still one
+     * FMA chain over the columns in order: a fixed order (the same bits in the interpreter and in
+     * C2, and whatever the blocking), which differs from {@link #dot}'s lane-wise order in the
+     * last bits. A batch of one is plain {@link #dot}.
      */
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
@@ -48,48 +51,94 @@ public abstract class FloatTensor {
         if (batch <= SMALL_BATCH) {
             // a few rows (continuous batching's decode step): the tiles would compute NB lanes for
             // a handful of rows; instead each weight row is dequantised once, into L1, and dotted
-            // with every batch row (the same arithmetic as the remainder rows below)
-            float[] w = SCRATCH.get().ensure(0, n).w;
+            // with every batch row
+            float[] w = SCRATCH.get().ensure(0, n, 0).w;
             for (int r = rowFrom; r < rowTo; r++) {
                 dequantizeRow(r, w, 0);
                 for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = Simd.dot(w, 0, x, xOff + b * xStride, n);
             }
             return;
         }
-        int tiles = (batch + NB - 1) / NB;
-        Scratch sc = SCRATCH.get().ensure(tiles * n * NB, MR * n);
+        // four vectors of batch rows per tile where there are registers for 6 x 4 accumulators
+        // (AVX-512's 32) and the batch fills more than two vectors: per column, 4 loads and 6
+        // broadcasts feed 24 FMAs instead of 2 and 6 feeding 12
+        boolean wide = WIDE && batch > NB;
+        int nb = wide ? NB_WIDE : NB;
+        int tiles = (batch + nb - 1) / nb;
+        int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR);
+        Scratch sc = SCRATCH.get().ensure(tiles * n * nb, panel * n, panel * tiles * nb);
         float[] xt = sc.xt, w = sc.w, acc = sc.acc;
-        // transpose: xt[(tile*n + k)*NB + j] = x[batch row tile*NB + j][k], zero beyond the batch
-        for (int t = 0; t < tiles; t++) {
-            for (int j = 0; j < NB; j++) {
-                int b = t * NB + j, base = t * n * NB + j;
-                if (b < batch) {
-                    for (int k = 0, xi = xOff + b * xStride; k < n; k++) xt[base + k * NB] = x[xi + k];
-                } else {
-                    for (int k = 0; k < n; k++) xt[base + k * NB] = 0f;
+        transpose(x, xOff, xStride, batch, n, nb, xt, sc.index);
+        for (int r = rowFrom; r < rowTo; ) {
+            int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR;
+            for (int j = 0; j < rows; j++) dequantizeRow(r + j, w, j * n);
+            // zero rows pad the last row block; their sums are never written out
+            java.util.Arrays.fill(w, rows * n, blocks * MR * n, 0f);
+            java.util.Arrays.fill(acc, 0, blocks * tiles * MR * nb, 0f);
+            for (int k0 = 0; k0 < n; k0 += KB) {
+                int k1 = Math.min(n, k0 + KB);
+                for (int rb = 0; rb < blocks; rb++) {
+                    for (int t = 0; t < tiles; t++) {
+                        int ao = (rb * tiles + t) * MR * nb, xo = t * n * nb;
+                        if (wide) kernelWide(w, rb * MR * n, n, k0, k1, xt, xo, acc, ao);
+                        else kernel(w, rb * MR * n, n, k0, k1, xt, xo, acc, ao);
+                    }
                 }
             }
-        }
-        int r = rowFrom;
-        for (; r + MR <= rowTo; r += MR) {
-            for (int j = 0; j < MR; j++) dequantizeRow(r + j, w, j * n);
-            for (int t = 0; t < tiles; t++) {
-                kernel(w, n, xt, t * n * NB, acc);
-                // scatter the MR x NB block: acc[j*NB + lane] is (row r+j, batch row t*NB+lane)
-                for (int lane = 0, b = t * NB; lane < NB && b < batch; lane++, b++) {
-                    int o = outOff + b * outStride + r;
-                    for (int j = 0; j < MR; j++) out[o + j] = acc[j * NB + lane];
+            // scatter: acc[ao + j*nb + lane] is (row r + rb*MR + j, batch row t*nb + lane)
+            for (int rb = 0; rb < blocks; rb++) {
+                int mr = Math.min(MR, rows - rb * MR);
+                for (int t = 0; t < tiles; t++) {
+                    int ao = (rb * tiles + t) * MR * nb;
+                    for (int lane = 0, b = t * nb; lane < nb && b < batch; lane++, b++) {
+                        int o = outOff + b * outStride + r + rb * MR;
+                        for (int j = 0; j < mr; j++) out[o + j] = acc[ao + j * nb + lane];
+                    }
                 }
             }
-        }
-        for (; r < rowTo; r++) {
-            dequantizeRow(r, w, 0);
-            for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = Simd.dot(w, 0, x, xOff + b * xStride, n);
+            r += rows;
         }
     }
 
-    /** Weight rows per kernel call, and batch rows per tile (two vectors). */
-    static final int MR = 6, NB = 2 * Simd.L;
+    /**
+     * xt[(tile*n + k)*nb + j] = x[batch row tile*nb + j][k], zero beyond the batch. Column by
+     * column, so that xt is written in order and the source rows are read as nb sequential
+     * streams (row by row, each row's n strided writes touched n cache lines per batch row and
+     * thrashed L1: a quarter of the time of a 288 x 576 product); a full group of L batch rows is
+     * one gather. index is scratch of nb ints.
+     */
+    private static void transpose(float[] x, int xOff, int xStride, int batch, int n, int nb, float[] xt, int[] index) {
+        VectorSpecies<Float> F = Simd.F;
+        int L = Simd.L;
+        for (int j = 0; j < nb; j++) index[j] = j * xStride;
+        for (int t = 0, tiles = (batch + nb - 1) / nb; t < tiles; t++) {
+            int b0 = t * nb, xb = xOff + b0 * xStride;
+            int full = Math.min(nb, batch - b0) / L * L;   // lanes of whole gathers
+            int m = Math.min(nb, batch - b0);
+            for (int k = 0, p = t * n * nb; k < n; k++, p += nb) {
+                int j = 0;
+                for (; j < full; j += L) FloatVector.fromArray(F, x, xb + k, index, j).intoArray(xt, p + j);
+                for (; j < m; j++) xt[p + j] = x[xb + j * xStride + k];
+                for (; j < nb; j++) xt[p + j] = 0f;
+            }
+        }
+    }
+
+    /** Weight rows per kernel call; batch rows per tile (two vectors, or four with {@link #WIDE}). */
+    static final int MR = 6, NB = 2 * Simd.L, NB_WIDE = 4 * Simd.L;
+
+    /**
+     * Whether the 6 x 4-vector kernel runs: only with 16 float lanes (AVX-512, which has 32 vector
+     * registers; AVX2's 16 would spill its 24 accumulators).
+     */
+    static final boolean WIDE = Simd.L >= 16;
+
+    /**
+     * Weight rows dequantised at a time (a multiple of MR): 48 rows of 2048 floats are 384 KiB,
+     * in L2 beside the transposed batch. Columns per block: 128 columns of 64 batch rows are the
+     * 32 KiB of L1 the kernel streams for every row block of the panel.
+     */
+    static final int PANEL = 48, KB = 128;
 
     /**
      * Up to this many batch rows {@link #matmul} dots each dequantised weight row with every batch
@@ -99,12 +148,13 @@ public abstract class FloatTensor {
 
     /** Per-thread scratch of {@link #matmul}: allocated on a thread's first chunk, then reused. */
     private static final class Scratch {
-        float[] xt = new float[0], w = new float[0];
-        final float[] acc = new float[MR * NB];
+        float[] xt = new float[0], w = new float[0], acc = new float[0];
+        final int[] index = new int[NB_WIDE];
 
-        Scratch ensure(int xtLen, int wLen) {
+        Scratch ensure(int xtLen, int wLen, int accLen) {
             if (xt.length < xtLen) xt = new float[xtLen];
             if (w.length < wLen) w = new float[wLen];
+            if (acc.length < accLen) acc = new float[accLen];
             return this;
         }
     }
@@ -112,35 +162,81 @@ public abstract class FloatTensor {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /**
-     * acc[j*NB ..] = sum_k w[j*n + k] * xt[xo + k*NB ..] for the MR rows j: twelve accumulators
-     * (MR x two vectors) in registers. Written out row by row because a helper returning vectors
-     * that C2 does not inline would box them.
+     * acc[ao + j*NB ..] += sum_{k in [k0, k1)} w[wo + j*n + k] * xt[xo + k*NB ..] for the MR rows j,
+     * with the MR x 2 accumulators in registers: loaded, one FMA per weight and vector in column
+     * order, stored. Written out row by row because a helper returning vectors that C2 does not
+     * inline would box them; every index is the loop counter plus an invariant so that C2 can
+     * hoist the range checks out of the loop. The accumulators are addressed as ao plus constants
+     * rather than through one offset variable per row: six more integers live across the loop
+     * spilled x86's general registers and cost the wide kernel a quarter of its speed.
      */
-    private static void kernel(float[] w, int n, float[] xt, int xo, float[] acc) {
+    private static void kernel(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
         VectorSpecies<Float> F = Simd.F;
         int L = Simd.L;
-        FloatVector c00 = FloatVector.zero(F), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-        FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-        for (int k = 0, p = xo; k < n; k++, p += NB) {
+        FloatVector c00 = FloatVector.fromArray(F, acc, ao), c01 = FloatVector.fromArray(F, acc, ao + L);
+        FloatVector c10 = FloatVector.fromArray(F, acc, ao + NB), c11 = FloatVector.fromArray(F, acc, ao + NB + L);
+        FloatVector c20 = FloatVector.fromArray(F, acc, ao + 2 * NB), c21 = FloatVector.fromArray(F, acc, ao + 2 * NB + L);
+        FloatVector c30 = FloatVector.fromArray(F, acc, ao + 3 * NB), c31 = FloatVector.fromArray(F, acc, ao + 3 * NB + L);
+        FloatVector c40 = FloatVector.fromArray(F, acc, ao + 4 * NB), c41 = FloatVector.fromArray(F, acc, ao + 4 * NB + L);
+        FloatVector c50 = FloatVector.fromArray(F, acc, ao + 5 * NB), c51 = FloatVector.fromArray(F, acc, ao + 5 * NB + L);
+        int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
+        for (int k = k0; k < k1; k++) {
+            int p = xo + k * NB;
             FloatVector v0 = FloatVector.fromArray(F, xt, p), v1 = FloatVector.fromArray(F, xt, p + L);
-            FloatVector b = FloatVector.broadcast(F, w[k]);
+            FloatVector b = FloatVector.broadcast(F, w[w0 + k]);
             c00 = v0.fma(b, c00); c01 = v1.fma(b, c01);
-            b = FloatVector.broadcast(F, w[n + k]);
+            b = FloatVector.broadcast(F, w[w1 + k]);
             c10 = v0.fma(b, c10); c11 = v1.fma(b, c11);
-            b = FloatVector.broadcast(F, w[2 * n + k]);
+            b = FloatVector.broadcast(F, w[w2 + k]);
             c20 = v0.fma(b, c20); c21 = v1.fma(b, c21);
-            b = FloatVector.broadcast(F, w[3 * n + k]);
+            b = FloatVector.broadcast(F, w[w3 + k]);
             c30 = v0.fma(b, c30); c31 = v1.fma(b, c31);
-            b = FloatVector.broadcast(F, w[4 * n + k]);
+            b = FloatVector.broadcast(F, w[w4 + k]);
             c40 = v0.fma(b, c40); c41 = v1.fma(b, c41);
-            b = FloatVector.broadcast(F, w[5 * n + k]);
+            b = FloatVector.broadcast(F, w[w5 + k]);
             c50 = v0.fma(b, c50); c51 = v1.fma(b, c51);
         }
-        c00.intoArray(acc, 0); c01.intoArray(acc, L);
-        c10.intoArray(acc, NB); c11.intoArray(acc, NB + L);
-        c20.intoArray(acc, 2 * NB); c21.intoArray(acc, 2 * NB + L);
-        c30.intoArray(acc, 3 * NB); c31.intoArray(acc, 3 * NB + L);
-        c40.intoArray(acc, 4 * NB); c41.intoArray(acc, 4 * NB + L);
-        c50.intoArray(acc, 5 * NB); c51.intoArray(acc, 5 * NB + L);
+        c00.intoArray(acc, ao); c01.intoArray(acc, ao + L);
+        c10.intoArray(acc, ao + NB); c11.intoArray(acc, ao + NB + L);
+        c20.intoArray(acc, ao + 2 * NB); c21.intoArray(acc, ao + 2 * NB + L);
+        c30.intoArray(acc, ao + 3 * NB); c31.intoArray(acc, ao + 3 * NB + L);
+        c40.intoArray(acc, ao + 4 * NB); c41.intoArray(acc, ao + 4 * NB + L);
+        c50.intoArray(acc, ao + 5 * NB); c51.intoArray(acc, ao + 5 * NB + L);
+    }
+
+    /** {@link #kernel} with four vectors of batch rows (NB_WIDE): 24 accumulators in registers. */
+    private static void kernelWide(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+        VectorSpecies<Float> F = Simd.F;
+        int L = Simd.L, NB = NB_WIDE;
+        FloatVector c00 = FloatVector.fromArray(F, acc, ao), c01 = FloatVector.fromArray(F, acc, ao + L), c02 = FloatVector.fromArray(F, acc, ao + 2 * L), c03 = FloatVector.fromArray(F, acc, ao + 3 * L);
+        FloatVector c10 = FloatVector.fromArray(F, acc, ao + NB), c11 = FloatVector.fromArray(F, acc, ao + NB + L), c12 = FloatVector.fromArray(F, acc, ao + NB + 2 * L), c13 = FloatVector.fromArray(F, acc, ao + NB + 3 * L);
+        FloatVector c20 = FloatVector.fromArray(F, acc, ao + 2 * NB), c21 = FloatVector.fromArray(F, acc, ao + 2 * NB + L), c22 = FloatVector.fromArray(F, acc, ao + 2 * NB + 2 * L), c23 = FloatVector.fromArray(F, acc, ao + 2 * NB + 3 * L);
+        FloatVector c30 = FloatVector.fromArray(F, acc, ao + 3 * NB), c31 = FloatVector.fromArray(F, acc, ao + 3 * NB + L), c32 = FloatVector.fromArray(F, acc, ao + 3 * NB + 2 * L), c33 = FloatVector.fromArray(F, acc, ao + 3 * NB + 3 * L);
+        FloatVector c40 = FloatVector.fromArray(F, acc, ao + 4 * NB), c41 = FloatVector.fromArray(F, acc, ao + 4 * NB + L), c42 = FloatVector.fromArray(F, acc, ao + 4 * NB + 2 * L), c43 = FloatVector.fromArray(F, acc, ao + 4 * NB + 3 * L);
+        FloatVector c50 = FloatVector.fromArray(F, acc, ao + 5 * NB), c51 = FloatVector.fromArray(F, acc, ao + 5 * NB + L), c52 = FloatVector.fromArray(F, acc, ao + 5 * NB + 2 * L), c53 = FloatVector.fromArray(F, acc, ao + 5 * NB + 3 * L);
+        int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
+        for (int k = k0; k < k1; k++) {
+            int p = xo + k * NB;
+            FloatVector v0 = FloatVector.fromArray(F, xt, p), v1 = FloatVector.fromArray(F, xt, p + L);
+            FloatVector v2 = FloatVector.fromArray(F, xt, p + 2 * L), v3 = FloatVector.fromArray(F, xt, p + 3 * L);
+            FloatVector b = FloatVector.broadcast(F, w[w0 + k]);
+            c00 = v0.fma(b, c00); c01 = v1.fma(b, c01); c02 = v2.fma(b, c02); c03 = v3.fma(b, c03);
+            b = FloatVector.broadcast(F, w[w1 + k]);
+            c10 = v0.fma(b, c10); c11 = v1.fma(b, c11); c12 = v2.fma(b, c12); c13 = v3.fma(b, c13);
+            b = FloatVector.broadcast(F, w[w2 + k]);
+            c20 = v0.fma(b, c20); c21 = v1.fma(b, c21); c22 = v2.fma(b, c22); c23 = v3.fma(b, c23);
+            b = FloatVector.broadcast(F, w[w3 + k]);
+            c30 = v0.fma(b, c30); c31 = v1.fma(b, c31); c32 = v2.fma(b, c32); c33 = v3.fma(b, c33);
+            b = FloatVector.broadcast(F, w[w4 + k]);
+            c40 = v0.fma(b, c40); c41 = v1.fma(b, c41); c42 = v2.fma(b, c42); c43 = v3.fma(b, c43);
+            b = FloatVector.broadcast(F, w[w5 + k]);
+            c50 = v0.fma(b, c50); c51 = v1.fma(b, c51); c52 = v2.fma(b, c52); c53 = v3.fma(b, c53);
+        }
+        c00.intoArray(acc, ao); c01.intoArray(acc, ao + L); c02.intoArray(acc, ao + 2 * L); c03.intoArray(acc, ao + 3 * L);
+        c10.intoArray(acc, ao + NB); c11.intoArray(acc, ao + NB + L); c12.intoArray(acc, ao + NB + 2 * L); c13.intoArray(acc, ao + NB + 3 * L);
+        c20.intoArray(acc, ao + 2 * NB); c21.intoArray(acc, ao + 2 * NB + L); c22.intoArray(acc, ao + 2 * NB + 2 * L); c23.intoArray(acc, ao + 2 * NB + 3 * L);
+        c30.intoArray(acc, ao + 3 * NB); c31.intoArray(acc, ao + 3 * NB + L); c32.intoArray(acc, ao + 3 * NB + 2 * L); c33.intoArray(acc, ao + 3 * NB + 3 * L);
+        c40.intoArray(acc, ao + 4 * NB); c41.intoArray(acc, ao + 4 * NB + L); c42.intoArray(acc, ao + 4 * NB + 2 * L); c43.intoArray(acc, ao + 4 * NB + 3 * L);
+        c50.intoArray(acc, ao + 5 * NB); c51.intoArray(acc, ao + 5 * NB + L); c52.intoArray(acc, ao + 5 * NB + 2 * L); c53.intoArray(acc, ao + 5 * NB + 3 * L);
     }
 }

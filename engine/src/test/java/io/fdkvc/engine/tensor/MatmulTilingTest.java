@@ -1,0 +1,50 @@
+package io.fdkvc.engine.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The tiled product's blocking (panels of weight rows, column blocks, narrow and wide tiles,
+ * partial tiles, zero-padded row blocks) must not change a result: every output is one FMA chain
+ * over the dequantised row's columns in order, so it equals, bit for bit, the scalar chain
+ * {@code acc = fma(w[k], x[k], acc)} from +0. Shapes span more than one panel and column block,
+ * row ranges that are not a multiple of the row block, and batches on both sides of each tile
+ * width.
+ */
+class MatmulTilingTest {
+    @ParameterizedTest
+    @ValueSource(ints = {9, 17, 31, 32, 33, 47, 64, 65, 133})
+    void everyOutputIsTheColumnOrderFmaChain(int batch) {
+        for (GgmlType type : new GgmlType[] {GgmlType.F32, GgmlType.Q8_0}) {
+            Random r = new Random(batch * 7L + type.ordinal());
+            int rows = FloatTensor.PANEL * 2 + 17, cols = FloatTensor.KB * 2 + 64;
+            float[] wf = new float[rows * cols];
+            for (int i = 0; i < wf.length; i++) wf[i] = (float) r.nextGaussian();
+            FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, wf)), rows, cols);
+            int xOff = 3, xStride = cols + 5, outOff = 1, outStride = rows + 2, from = 5, to = rows - 1;
+            float[] x = new float[xOff + batch * xStride];
+            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            float[] out = new float[outOff + batch * outStride];
+            t.matmul(from, to, x, xOff, xStride, batch, out, outOff, outStride);
+            float[] w = new float[cols];
+            for (int row = 0; row < rows; row++) {
+                t.dequantizeRow(row, w, 0);
+                for (int b = 0; b < batch; b++) {
+                    float got = out[outOff + b * outStride + row];
+                    if (row < from || row >= to) {
+                        assertThat(got).as("rows outside the range stay untouched").isZero();
+                        continue;
+                    }
+                    float acc = 0f;
+                    for (int k = 0; k < cols; k++) acc = Math.fma(w[k], x[xOff + b * xStride + k], acc);
+                    assertThat(Float.floatToRawIntBits(got)).as("%s row %d batch row %d of %d", type, row, b, batch)
+                            .isEqualTo(Float.floatToRawIntBits(acc));
+                }
+            }
+        }
+    }
+}

@@ -15,9 +15,11 @@ import java.lang.foreign.MemorySegment;
  * {@code 0xF << 8m} (a value of {@code q * 2^8m}, exact in a float) and one int-to-float
  * conversion, and the permuted x carries the factor {@code 2^-8m}, so the product is the same
  * float as {@code q * x}. Per 16 weights that is three vector operations (AND, convert, FMA)
- * against five for widening each byte to an int lane and shifting it there, and one memory load
- * per 4L bytes of weights instead of per L bytes, which matters as much: each segment or array
- * access carries scalar bounds-check work that competes with the vector work for issue slots.
+ * against four when each byte is widened to an int lane and its nibbles shifted and masked there
+ * (widen, AND, shift, AND, two converts, two FMAs per 32 weights), and one segment load per 4L
+ * bytes of weights instead of per L bytes. Measured: 1.6x on Q4_K (one thread, 2048 x 2048),
+ * more than the 4/3 the count predicts; disabling the Vector API's bounds checks
+ * (jdk.incubator.vector.VECTOR_ACCESS_OOB_CHECK=0) did not change the speed.
  *
  * <p>A batch of one permutes x once per call for all its rows; {@link #dot} permutes it per call.
  */

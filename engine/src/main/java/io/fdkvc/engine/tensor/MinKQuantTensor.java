@@ -1,8 +1,10 @@
 package io.fdkvc.engine.tensor;
 
+import static io.fdkvc.engine.tensor.Simd.F;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
 
 /**
  * The k-quants whose weights are {@code d * scale * q - dmin * min} per sub-block of 32 (Q4_K,
@@ -80,20 +82,35 @@ abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, 
      * below 2^-102, which activations do not reach).
      */
     static void permute(float[] x, int xOff, int cols, float[] xp, float[] xs) {
+        // one gather of L x per (u, n, m), from the table of source positions: the scalar index
+        // arithmetic per element cost about as much as 30 rows' products on short matrices
         for (int b = 0, nb = cols / QK; b < nb; b++) {
             int xb = xOff + b * QK;
-            for (int u = 0; u < U; u++) {
-                for (int n = 0; n < 2; n++) {
-                    int t = (u * 2 + n) * L;
+            for (int t = 0; t < 2 * U * L; t += L) {
+                FloatVector sum = FloatVector.zero(F);
+                for (int m = 0; m < 4; m++) {
+                    FloatVector xv = FloatVector.fromArray(F, x, xb, SOURCE, 4 * t + m * L);
+                    sum = sum.add(xv);
+                    xv.mul(SCALE[m]).intoArray(xp, b * QK + 4 * t + m * L);
+                }
+                sum.intoArray(xs, b * 64 + t);
+            }
+        }
+    }
+
+    /**
+     * The weight (within its super-block) whose x goes to {@code xp[256b + k]}: for
+     * {@code k = ((2u + n) * 4 + m) * L + i}, nibble byte {@code P = 4Lu + 4i + m} is byte
+     * {@code P % 32} of chunk {@code P / 32}, so weight {@code 64 (P / 32) + 32n + P % 32}.
+     */
+    private static final int[] SOURCE = new int[QK];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int m = 0; m < 4; m++) {
                     for (int i = 0; i < L; i++) {
-                        float sum = 0;
-                        for (int m = 0; m < 4; m++) {
-                            int pos = 4 * L * u + 4 * i + m;
-                            float xv = x[xb + 64 * (pos >> 5) + 32 * n + (pos & 31)];
-                            sum += xv;
-                            xp[b * QK + t * 4 + m * L + i] = xv * SCALE[m];
-                        }
-                        xs[b * 64 + t + i] = sum;
+                        int pos = 4 * L * u + 4 * i + m;
+                        SOURCE[((u * 2 + n) * 4 + m) * L + i] = 64 * (pos >> 5) + 32 * n + (pos & 31);
                     }
                 }
             }

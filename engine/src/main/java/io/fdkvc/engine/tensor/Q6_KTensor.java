@@ -103,20 +103,35 @@ public final class Q6_KTensor extends SegmentTensor {
      * q - 32, which the kernel takes as the starting value of each lane's sum.
      */
     static void permute(float[] x, int xOff, int cols, float[] xp, float[] xs) {
+        // one gather of L x per (u, n, m) from the table of source positions (as MinKQuantTensor)
         for (int b = 0, nb = cols / QK; b < nb; b++) {
             int xb = xOff + b * QK;
-            for (int u = 0; u < U; u++) {
-                for (int n = 0; n < 2; n++) {
-                    int t = (u * 2 + n) * L;
+            for (int t = 0; t < 2 * U * L; t += L) {
+                FloatVector sum = FloatVector.zero(F);
+                for (int m = 0; m < 4; m++) {
+                    FloatVector xv = FloatVector.fromArray(F, x, xb, SOURCE, 4 * t + m * L);
+                    sum = sum.add(xv);
+                    xv.mul(MinKQuantTensor.SCALE[m]).intoArray(xp, b * QK + 4 * t + m * L);
+                }
+                sum.mul(-32f).intoArray(xs, b * 64 + t);
+            }
+        }
+    }
+
+    /**
+     * The weight (within its super-block) whose x goes to {@code xp[256b + k]}: for
+     * {@code k = ((2u + n) * 4 + m) * L + i}, ql byte {@code P = 4Lu + 4i + m} is byte
+     * {@code j = P % 64} of half {@code P / 64}, its nibble n weight
+     * {@code 128 (P / 64) + 64n + 32 (j / 32) + j % 32}.
+     */
+    private static final int[] SOURCE = new int[QK];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int m = 0; m < 4; m++) {
                     for (int i = 0; i < L; i++) {
-                        float sum = 0;
-                        for (int m = 0; m < 4; m++) {
-                            int pos = 4 * L * u + 4 * i + m, j = pos & 63;
-                            float xv = x[xb + 128 * (pos >> 6) + 64 * n + 32 * (j >> 5) + (j & 31)];
-                            sum += xv;
-                            xp[b * QK + t * 4 + m * L + i] = xv * MinKQuantTensor.SCALE[m];
-                        }
-                        xs[b * 64 + t + i] = -32 * sum;
+                        int pos = 4 * L * u + 4 * i + m, j = pos & 63;
+                        SOURCE[((u * 2 + n) * 4 + m) * L + i] = 128 * (pos >> 6) + 64 * n + 32 * (j >> 5) + (j & 31);
                     }
                 }
             }

@@ -59,13 +59,15 @@ public final class Q5_0Tensor extends SegmentTensor {
         }
         float[] xp = sc.xp, xs = sc.xs;
         for (int b = 0, nb = cols / QK; b < nb; b++) {
-            for (int i = 0; i < L; i++) xs[L * b + i] = 0;
-            for (int i = 0; i < 16; i++) {
-                float lo = x[xOff + 32 * b + i], hi = x[xOff + 32 * b + 16 + i];
-                xp[32 * b + i] = lo;
-                xp[32 * b + 16 + i] = hi * 0x1p-4f;
-                xs[L * b + i % L] += -16 * (lo + hi);   // L is 4, 8 or 16
+            // in vectors: per element scalar work here cost as much as tens of rows' products
+            FloatVector sum = FloatVector.zero(F);
+            for (int i = 0; i < 16; i += L) {
+                FloatVector lo = FloatVector.fromArray(F, x, xOff + 32 * b + i), hi = FloatVector.fromArray(F, x, xOff + 32 * b + 16 + i);
+                lo.intoArray(xp, 32 * b + i);
+                hi.mul(0x1p-4f).intoArray(xp, 32 * b + 16 + i);
+                sum = sum.add(lo.add(hi));
             }
+            sum.mul(-16f).intoArray(xs, L * b);
         }
         return sc;
     }

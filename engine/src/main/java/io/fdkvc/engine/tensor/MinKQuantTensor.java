@@ -1,25 +1,129 @@
 package io.fdkvc.engine.tensor;
 
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.L;
+
 import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
 
 /**
  * The k-quants whose weights are {@code d * scale * q - dmin * min} per sub-block of 32 (Q4_K,
- * Q5_K): their dot product needs the sums of x per sub-block, which the mins multiply. A batch of
- * one takes those sums once per call instead of once per row; each type writes only
- * {@link #dot(int, float[], int, float[])}.
+ * Q5_K), whose 128 bytes of nibbles per super-block share one layout: byte {@code 32c + l} holds
+ * weight {@code 64c + l} in its low nibble and weight {@code 64c + 32 + l} in its high nibble.
+ *
+ * <p>The kernels read the nibbles as 32-bit lanes ({@link Simd#I}, four bytes per lane) and never
+ * move them into byte order: x is permuted instead, once per call, into the order in which the
+ * lanes hold the weights ({@link #permute}). Then weight byte m of every lane is one AND with
+ * {@code 0xF << 8m} (a value of {@code q * 2^8m}, exact in a float) and one int-to-float
+ * conversion, and the permuted x carries the factor {@code 2^-8m}, so the product is the same
+ * float as {@code q * x}. Per 16 weights that is three vector operations (AND, convert, FMA)
+ * against four when each byte is widened to an int lane and its nibbles shifted and masked there
+ * (widen, AND, shift, AND, two converts, two FMAs per 32 weights), and one segment load per 4L
+ * bytes of weights instead of per L bytes. Measured: 1.6x on Q4_K (one thread, 2048 x 2048),
+ * more than the 4/3 the count predicts; disabling the Vector API's bounds checks
+ * (jdk.incubator.vector.VECTOR_ACCESS_OOB_CHECK=0) did not change the speed.
+ *
+ * <p>A batch of one permutes x once per call for all its rows; {@link #dot} permutes it per call.
  */
 abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, Q5_KTensor {
+    static final int QK = 256;
+    /** Int vectors per 128 bytes of nibbles. */
+    static final int U = 128 / (4 * L);
+
+    /**
+     * Lane shifts that bring the scale (or min) byte of lane i's sub-block to the bottom of an
+     * int holding four packed 6-bit scales: entry {@code (2u + n) * L + i} for int load u and
+     * nibble n (0 low, 1 high). Lane i of load u holds bytes {@code 4Lu + 4i ..} of the nibbles,
+     * so its sub-block is {@code 2c + n} with {@code c = (4Lu + 4i) / 32}; sub-blocks 0-3 sit in
+     * one int, 4-7 in the other.
+     */
+    static final int[] SCALE_SHIFT = new int[2 * U * L];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int i = 0; i < L; i++) SCALE_SHIFT[(u * 2 + n) * L + i] = 8 * ((2 * ((4 * L * u + 4 * i) >> 5) + n) & 3);
+            }
+        }
+    }
 
     MinKQuantTensor(GgmlType type, MemorySegment seg, int rows, int cols) {
         super(type, seg, rows, cols);
     }
 
-    /** Row {@code row} dotted with x, given {@code sums[j]} = the sum of x over sub-block j. */
-    abstract float dot(int row, float[] x, int xOff, float[] sums);
+    /**
+     * Row {@code row} dotted with x given in the permuted order: {@code xp} from {@link #permute},
+     * {@code xs} its sums per lane (what the mins multiply).
+     */
+    abstract float dot(int row, float[] xp, float[] xs);
+
+    /** Per-thread permuted x and lane sums (reused; grown on a thread's first larger call). */
+    private static final class Scratch {
+        float[] xp = new float[0], xs = new float[0];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private Scratch permuted(float[] x, int xOff) {
+        Scratch sc = SCRATCH.get();
+        if (sc.xp.length < cols) {
+            sc.xp = new float[cols];
+            sc.xs = new float[cols / 4];
+        }
+        permute(x, xOff, cols, sc.xp, sc.xs);
+        return sc;
+    }
+
+    /**
+     * x in lane order: per super-block b, {@code xp[256b + ((2u + n) * 4 + m) * L + i]} is the x of
+     * the weight in byte m of lane i of int load u, nibble n, times {@code 2^-8m}; and
+     * {@code xs[64b + (2u + n) * L + i]} the sum over m of those x (unscaled). The weight: nibble
+     * byte {@code P = 4Lu + 4i + m} is byte {@code l = P % 32} of chunk {@code c = P / 32}, so
+     * weight {@code 64c + 32n + l}. Multiplying by a power of two is exact (barring underflow
+     * below 2^-102, which activations do not reach).
+     */
+    static void permute(float[] x, int xOff, int cols, float[] xp, float[] xs) {
+        // one gather of L x per (u, n, m), from the table of source positions: the scalar index
+        // arithmetic per element cost about as much as 30 rows' products on short matrices
+        for (int b = 0, nb = cols / QK; b < nb; b++) {
+            int xb = xOff + b * QK;
+            for (int t = 0; t < 2 * U * L; t += L) {
+                FloatVector sum = FloatVector.zero(F);
+                for (int m = 0; m < 4; m++) {
+                    FloatVector xv = FloatVector.fromArray(F, x, xb, SOURCE, 4 * t + m * L);
+                    sum = sum.add(xv);
+                    xv.mul(SCALE[m]).intoArray(xp, b * QK + 4 * t + m * L);
+                }
+                sum.intoArray(xs, b * 64 + t);
+            }
+        }
+    }
+
+    /**
+     * The weight (within its super-block) whose x goes to {@code xp[256b + k]}: for
+     * {@code k = ((2u + n) * 4 + m) * L + i}, nibble byte {@code P = 4Lu + 4i + m} is byte
+     * {@code P % 32} of chunk {@code P / 32}, so weight {@code 64 (P / 32) + 32n + P % 32}.
+     */
+    private static final int[] SOURCE = new int[QK];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int m = 0; m < 4; m++) {
+                    for (int i = 0; i < L; i++) {
+                        int pos = 4 * L * u + 4 * i + m;
+                        SOURCE[((u * 2 + n) * 4 + m) * L + i] = 64 * (pos >> 5) + 32 * n + (pos & 31);
+                    }
+                }
+            }
+        }
+    }
+
+    /** 2^-8m: undoes the position of byte m in its 32-bit lane. */
+    static final float[] SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
 
     @Override
     public final float dot(int row, float[] x, int xOff) {
-        return dot(row, x, xOff, Simd.groupSums(x, xOff, cols, 32));
+        Scratch sc = permuted(x, xOff);
+        return dot(row, sc.xp, sc.xs);
     }
 
     @Override
@@ -29,7 +133,8 @@ abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, 
             super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
             return;
         }
-        float[] sums = Simd.groupSums(x, xOff, cols, 32);
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff, sums);
+        Scratch sc = permuted(x, xOff);
+        float[] xp = sc.xp, xs = sc.xs;
+        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, xp, xs);
     }
 }

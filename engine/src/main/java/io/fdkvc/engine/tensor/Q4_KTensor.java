@@ -3,6 +3,7 @@ package io.fdkvc.engine.tensor;
 import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.BL;
 import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.I;
 import static io.fdkvc.engine.tensor.Simd.INT_LE;
 import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
@@ -48,47 +49,47 @@ public final class Q4_KTensor extends MinKQuantTensor {
     }
 
     @Override
-    float dot(int row, float[] x, int xOff, float[] sums) {
+    float dot(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
-        // q.x per sub-block of 32 times d*scale into one lane-wise accumulator; the mins' part,
-        // dmin*min times the sub-block's sum of x, is scalar (8 products per block). The 6-bit
-        // scales are unpacked by straight-line code from the 12 bytes read as three words.
-        FloatVector acc = FloatVector.zero(F);
-        float minPart = 0;
+        // Per super-block: bs = sum over lanes of scale * (q . x), ms = sum of min * (sum of x);
+        // d and dmin multiply them once per block. Lane i of int load u holds four nibble bytes
+        // of one sub-block pair (see MinKQuantTensor), so its scale and min are one byte of the
+        // packed ints scLo/scHi (mLo/mHi), picked by a per-lane shift. The loops stay loops in
+        // the bytecode: written out, the body exceeds C2's inlining node budget and the vector
+        // helpers stop being inlined (and then box); C2 unrolls them after intrinsification.
+        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
-            int xb = xOff + b * QK;
-            // the 6-bit scales and mins of the 8 sub-blocks by straight-line code: sub-blocks
-            // 0-3 in the low 6 bits of bytes 0-3 / 4-7, sub-blocks 4-7 in the nibbles of bytes
-            // 8-11 with the top 2 bits of bytes 0-3 / 4-7 (see scale() and min())
-            int hi0 = (s0 >>> 6) & 0x03030303, hi1 = (s1 >>> 6) & 0x03030303;
+            // the 6-bit scales and mins of the 8 sub-blocks, one per byte: sub-blocks 0-3 in the
+            // low 6 bits of bytes 0-3 / 4-7, sub-blocks 4-7 in the nibbles of bytes 8-11 with the
+            // top 2 bits of bytes 0-3 / 4-7 (see scale() and min())
             int scLo = s0 & 0x3F3F3F3F, mLo = s1 & 0x3F3F3F3F;
-            int scHi = (s2 & 0x0F0F0F0F) | hi0 << 4, mHi = ((s2 >>> 4) & 0x0F0F0F0F) | hi1 << 4;
-            int sb = 8 * b;
-            minPart += dmin * ((mLo & 0xFF) * sums[sb] + (mLo >>> 8 & 0xFF) * sums[sb + 1] + (mLo >>> 16 & 0xFF) * sums[sb + 2]
-                    + (mLo >>> 24) * sums[sb + 3] + (mHi & 0xFF) * sums[sb + 4] + (mHi >>> 8 & 0xFF) * sums[sb + 5]
-                    + (mHi >>> 16 & 0xFF) * sums[sb + 6] + (mHi >>> 24) * sums[sb + 7]);
-            for (int c = 0; c < 4; c++) {
-                int sc = c < 2 ? scLo >>> (16 * c) : scHi >>> (16 * (c - 2));
-                long qp = p + 16 + 32 * c;
-                int xc = xb + 64 * c;
-                FloatVector sLo = FloatVector.zero(F), sHi = FloatVector.zero(F);
-                for (int j = 0; j < 32; j += BL) {
-                    ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
-                    for (int k = 0; k < PARTS; k++) {
-                        IntVector qi = Simd.toInts(q, k);   // nibbles split in 32-bit lanes: x86 has no byte shifts
-                        sLo = Simd.intsToFloats(qi.and(0xF)).fma(FloatVector.fromArray(F, x, xc + j + k * L), sLo);
-                        sHi = Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF)).fma(FloatVector.fromArray(F, x, xc + 32 + j + k * L), sHi);
+            int scHi = (s2 & 0x0F0F0F0F) | ((s0 >>> 6) & 0x03030303) << 4;
+            int mHi = ((s2 >>> 4) & 0x0F0F0F0F) | ((s1 >>> 6) & 0x03030303) << 4;
+            FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
+            for (int u = 0; u < U; u++) {
+                IntVector q = IntVector.fromMemorySegment(I, s, p + 16 + 4 * L * u, LE);
+                int sc = u < U / 2 ? scLo : scHi, mn = u < U / 2 ? mLo : mHi;
+                for (int n = 0; n < 2; n++) {
+                    int t = (u * 2 + n) * L, v = b * QK + 4 * t;
+                    IntVector qn = q.lanewise(VectorOperators.LSHR, 4 * n);
+                    FloatVector sm = FloatVector.zero(F);
+                    for (int m = 0; m < 4; m++) {
+                        sm = Simd.intsToFloats(qn.and(0xF << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
                     }
+                    IntVector sh = IntVector.fromArray(I, SCALE_SHIFT, t);
+                    bs = Simd.intsToFloats(IntVector.broadcast(I, sc).lanewise(VectorOperators.LSHR, sh).and(0xFF)).fma(sm, bs);
+                    ms = Simd.intsToFloats(IntVector.broadcast(I, mn).lanewise(VectorOperators.LSHR, sh).and(0xFF))
+                            .fma(FloatVector.fromArray(F, xs, b * 64 + t), ms);
                 }
-                acc = sLo.fma(FloatVector.broadcast(F, d * (sc & 0xFF)), acc);
-                acc = sHi.fma(FloatVector.broadcast(F, d * (sc >>> 8 & 0xFF)), acc);
             }
+            acc = bs.fma(FloatVector.broadcast(F, d), acc);
+            mAcc = ms.fma(FloatVector.broadcast(F, dmin), mAcc);
         }
-        return Simd.sum(acc) - minPart;
+        return Simd.sum(acc.sub(mAcc));
     }
 
     @Override

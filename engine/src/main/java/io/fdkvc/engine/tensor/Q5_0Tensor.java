@@ -15,6 +15,7 @@ import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -30,28 +31,89 @@ public final class Q5_0Tensor extends SegmentTensor {
         super(GgmlType.Q5_0, seg, rows, cols);
     }
 
+    /** Bit i (low nibbles) and bit 16 + i (high nibbles) of qh per lane i: the fifth bits. */
+    private static final int[] BIT = new int[32];
+    static {
+        for (int i = 0; i < 32; i++) BIT[i] = 1 << i;
+    }
+
+    /** Per-thread x in kernel order (reused; grown on a thread's first larger call). */
+    private static final class Scratch {
+        float[] xp = new float[0], xs = new float[0];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    /**
+     * x as the kernel wants it, per block b: {@code xp[32b + i]} = x of element i, {@code
+     * xp[32b + 16 + i]} = x of element 16 + i divided by 16 (the kernel takes the high nibble in
+     * place, as 16 times its value: exact, barring underflow below 2^-122), and {@code xs[Lb + i]}
+     * = -16 times the sum of the x of the elements the kernel's lane i sees in block b, the
+     * offset of q - 16, which each block's sum starts from.
+     */
+    private Scratch permuted(float[] x, int xOff) {
+        Scratch sc = SCRATCH.get();
+        if (sc.xp.length < cols) {
+            sc.xp = new float[cols];
+            sc.xs = new float[cols / QK * L];
+        }
+        float[] xp = sc.xp, xs = sc.xs;
+        for (int b = 0, nb = cols / QK; b < nb; b++) {
+            // in vectors: per element scalar work here cost as much as tens of rows' products
+            FloatVector sum = FloatVector.zero(F);
+            for (int i = 0; i < 16; i += L) {
+                FloatVector lo = FloatVector.fromArray(F, x, xOff + 32 * b + i), hi = FloatVector.fromArray(F, x, xOff + 32 * b + 16 + i);
+                lo.intoArray(xp, 32 * b + i);
+                hi.mul(0x1p-4f).intoArray(xp, 32 * b + 16 + i);
+                sum = sum.add(lo.add(hi));
+            }
+            sum.mul(-16f).intoArray(xs, L * b);
+        }
+        return sc;
+    }
+
     @Override
     public float dot(int row, float[] x, int xOff) {
+        Scratch sc = permuted(x, xOff);
+        return dot(row, sc.xp, sc.xs);
+    }
+
+    /** A batch of one prepares x once for all its rows. */
+    @Override
+    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
+                       float[] out, int outOff, int outStride) {
+        if (batch != 1) {
+            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
+            return;
+        }
+        Scratch sc = permuted(x, xOff);
+        float[] xp = sc.xp, xs = sc.xs;
+        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, xp, xs);
+    }
+
+    private float dot(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
+        // Per block one sum over both halves, started from the -16 offsets and scaled by d once.
+        // Low nibble: q & 0xF; high nibble in place: q & 0xF0 (16 times the value, x carries
+        // 1/16). The fifth bit is OR-ed in under a mask (lanes whose qh bit is set), which saves
+        // the per-lane variable shift that moving the bit into place would cost.
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
-            int xb = xOff + b * QK;
             IntVector qh = IntVector.broadcast(I, s.get(INT_LE, p + 2));
-            FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
+            FloatVector sm = FloatVector.fromArray(F, xs, L * b);
             for (int j = 0; j < QK / 2; j += BL) {
                 ByteVector q = ByteVector.fromMemorySegment(B, s, p + 6 + j, LE);
                 for (int k = 0; k < PARTS; k++) {
                     int e = j + k * L;
                     IntVector qi = Simd.toInts(q, k);
-                    // the fifth bits: lane i takes bit e + i (or e + 16 + i) of qh, a per-lane shift
-                    IntVector h0 = qh.lanewise(VectorOperators.LSHR, IntVector.fromArray(I, IOTA32, e)).and(1).lanewise(VectorOperators.LSHL, 4);
-                    IntVector h1 = qh.lanewise(VectorOperators.LSHR, IntVector.fromArray(I, IOTA32, e + 16)).and(1).lanewise(VectorOperators.LSHL, 4);
-                    lo = Simd.intsToFloats(qi.and(0xF).or(h0).sub(16)).fma(FloatVector.fromArray(F, x, xb + e), lo);
-                    hi = Simd.intsToFloats(qi.lanewise(VectorOperators.ASHR, 4).and(0xF).or(h1).sub(16)).fma(FloatVector.fromArray(F, x, xb + 16 + e), hi);
+                    VectorMask<Integer> h0 = qh.and(IntVector.fromArray(I, BIT, e)).compare(VectorOperators.NE, 0);
+                    VectorMask<Integer> h1 = qh.and(IntVector.fromArray(I, BIT, 16 + e)).compare(VectorOperators.NE, 0);
+                    sm = Simd.intsToFloats(qi.and(0xF).lanewise(VectorOperators.OR, 0x10, h0)).fma(FloatVector.fromArray(F, xp, 32 * b + e), sm);
+                    sm = Simd.intsToFloats(qi.and(0xF0).lanewise(VectorOperators.OR, 0x100, h1)).fma(FloatVector.fromArray(F, xp, 32 * b + 16 + e), sm);
                 }
             }
-            acc = lo.add(hi).fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc);
+            acc = sm.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc);
         }
         return Simd.sum(acc);
     }

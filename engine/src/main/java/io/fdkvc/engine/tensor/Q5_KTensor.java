@@ -3,6 +3,7 @@ package io.fdkvc.engine.tensor;
 import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.BL;
 import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.I;
 import static io.fdkvc.engine.tensor.Simd.INT_LE;
 import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
@@ -14,6 +15,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 
 /**
  * GGML Q5_K: super-blocks of 256 weights (176 bytes): f16 {@code d}, f16 {@code dmin}, 12 bytes
@@ -29,46 +31,67 @@ public final class Q5_KTensor extends MinKQuantTensor {
         super(GgmlType.Q5_K, seg, rows, cols);
     }
 
+    /**
+     * Per (int load u, nibble n, lane i): the left rotation that brings the fifth bit of the
+     * lane's weights, bit {@code 2c + n} of each qh byte (c = the lane's 64-weight chunk, see
+     * {@link MinKQuantTensor}), to bit 4 of the byte, just above its nibble. Rotating (rather than
+     * shifting one way or the other) keeps one operation for all lanes; the bits that wrap around
+     * land outside the mask 0x10101010.
+     */
+    private static final int[] HIGH_ROT = new int[2 * U * L];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int i = 0; i < L; i++) HIGH_ROT[(u * 2 + n) * L + i] = (4 - 2 * ((4 * L * u + 4 * i) >> 5) - n) & 31;
+            }
+        }
+    }
+
+    /** Lane i takes int i % 8: the 32 qh bytes in both halves of a 16-lane vector. */
+    private static final VectorShuffle<Integer> DUP8 = VectorShuffle.fromOp(I, i -> i & 7);
+
     @Override
-    float dot(int row, float[] x, int xOff, float[] sums) {
+    float dot(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
-        FloatVector acc = FloatVector.zero(F);
-        float minPart = 0;
+        // Q4_KTensor.dot with the fifth bits or-ed into each byte before the bytes are picked out.
+        // Lane i of int load u covers nibble bytes 4Lu + 4i.., so it needs qh bytes
+        // (4Lu + 4i) % 32..: with 16 lanes the 8 ints of qh twice (one load and a permutation),
+        // with 8 or 4 lanes a plain load at (4Lu) % 32.
+        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
             // scales and mins as in Q4_KTensor.dot
-            int hi0 = (s0 >>> 6) & 0x03030303, hi1 = (s1 >>> 6) & 0x03030303;
             int scLo = s0 & 0x3F3F3F3F, mLo = s1 & 0x3F3F3F3F;
-            int scHi = (s2 & 0x0F0F0F0F) | hi0 << 4, mHi = ((s2 >>> 4) & 0x0F0F0F0F) | hi1 << 4;
-            int sb = 8 * b;
-            minPart += dmin * ((mLo & 0xFF) * sums[sb] + (mLo >>> 8 & 0xFF) * sums[sb + 1] + (mLo >>> 16 & 0xFF) * sums[sb + 2]
-                    + (mLo >>> 24) * sums[sb + 3] + (mHi & 0xFF) * sums[sb + 4] + (mHi >>> 8 & 0xFF) * sums[sb + 5]
-                    + (mHi >>> 16 & 0xFF) * sums[sb + 6] + (mHi >>> 24) * sums[sb + 7]);
-            int xb = xOff + b * QK;
-            for (int c = 0; c < 4; c++) {
-                int sc = c < 2 ? scLo >>> (16 * c) : scHi >>> (16 * (c - 2));
-                long qp = p + 48 + 32 * c;
-                int xc = xb + 64 * c;
-                FloatVector sLo = FloatVector.zero(F), sHi = FloatVector.zero(F);
-                for (int j = 0; j < 32; j += BL) {
-                    ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
-                    ByteVector h = ByteVector.fromMemorySegment(B, s, p + 16 + j, LE);
-                    for (int k = 0; k < PARTS; k++) {
-                        IntVector qi = Simd.toInts(q, k), hi = Simd.toInts(h, k);   // bits in 32-bit lanes: x86 has no byte shifts
-                        IntVector lo5 = qi.and(0xF).or(hi.lanewise(VectorOperators.ASHR, 2 * c).and(1).lanewise(VectorOperators.LSHL, 4));
-                        IntVector hi5 = qi.lanewise(VectorOperators.ASHR, 4).and(0xF).or(hi.lanewise(VectorOperators.ASHR, 2 * c + 1).and(1).lanewise(VectorOperators.LSHL, 4));
-                        sLo = Simd.intsToFloats(lo5).fma(FloatVector.fromArray(F, x, xc + j + k * L), sLo);
-                        sHi = Simd.intsToFloats(hi5).fma(FloatVector.fromArray(F, x, xc + 32 + j + k * L), sHi);
+            int scHi = (s2 & 0x0F0F0F0F) | ((s0 >>> 6) & 0x03030303) << 4;
+            int mHi = ((s2 >>> 4) & 0x0F0F0F0F) | ((s1 >>> 6) & 0x03030303) << 4;
+            FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
+            // 64 bytes from qh on: qh and the first 32 nibble bytes, all inside the block
+            IntVector qhAll = L == 16 ? IntVector.fromMemorySegment(I, s, p + 16, LE).rearrange(DUP8) : null;
+            for (int u = 0; u < U; u++) {
+                IntVector q = IntVector.fromMemorySegment(I, s, p + 48 + 4 * L * u, LE);
+                IntVector qh = L == 16 ? qhAll : IntVector.fromMemorySegment(I, s, p + 16 + ((4 * L * u) & 31), LE);
+                int sc = u < U / 2 ? scLo : scHi, mn = u < U / 2 ? mLo : mHi;
+                for (int n = 0; n < 2; n++) {
+                    int t = (u * 2 + n) * L, v = b * QK + 4 * t;
+                    IntVector hb = qh.lanewise(VectorOperators.ROL, IntVector.fromArray(I, HIGH_ROT, t));
+                    IntVector q5 = q.lanewise(VectorOperators.LSHR, 4 * n).and(0x0F0F0F0F).or(hb.and(0x10101010));
+                    FloatVector sm = FloatVector.zero(F);
+                    for (int m = 0; m < 4; m++) {
+                        sm = Simd.intsToFloats(q5.and(0x1F << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
                     }
+                    IntVector sh = IntVector.fromArray(I, SCALE_SHIFT, t);
+                    bs = Simd.intsToFloats(IntVector.broadcast(I, sc).lanewise(VectorOperators.LSHR, sh).and(0xFF)).fma(sm, bs);
+                    ms = Simd.intsToFloats(IntVector.broadcast(I, mn).lanewise(VectorOperators.LSHR, sh).and(0xFF))
+                            .fma(FloatVector.fromArray(F, xs, b * 64 + t), ms);
                 }
-                acc = sLo.fma(FloatVector.broadcast(F, d * (sc & 0xFF)), acc);
-                acc = sHi.fma(FloatVector.broadcast(F, d * (sc >>> 8 & 0xFF)), acc);
             }
+            acc = bs.fma(FloatVector.broadcast(F, d), acc);
+            mAcc = ms.fma(FloatVector.broadcast(F, dmin), mAcc);
         }
-        return Simd.sum(acc) - minPart;
+        return Simd.sum(acc.sub(mAcc));
     }
 
     @Override

@@ -3,6 +3,8 @@ package io.fdkvc.engine.tensor;
 import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.BL;
 import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.I;
+import static io.fdkvc.engine.tensor.Simd.INT_LE;
 import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
 import static io.fdkvc.engine.tensor.Simd.PARTS;
@@ -14,6 +16,7 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 
 /**
  * GGML Q6_K: super-blocks of 256 weights (210 bytes): 128 bytes {@code ql} (low 4 bits), 64 bytes
@@ -30,50 +33,159 @@ public final class Q6_KTensor extends SegmentTensor {
         super(GgmlType.Q6_K, seg, rows, cols);
     }
 
-    @Override
-    public float dot(int row, float[] x, int xOff) {
-        long p = rowStart(row);
-        // Two passes over the row (the second hits L1): one kernel with all four quarters of a
-        // half super-block exceeds C2's node budget and loses vector intrinsics, so each pass
-        // decodes the two quarters that share a run of ql bytes.
-        return pass(seg, p, cols / QK, x, xOff, 0) + pass(seg, p, cols / QK, x, xOff, 1);
+    /*
+     * The kernel reads ql and qh as 32-bit lanes (four bytes each, Simd.I) and never moves the bits
+     * into byte order; x is permuted instead, once per call, into the order in which the lanes hold
+     * the weights (see MinKQuantTensor, which does the same for Q4_K and Q5_K). Int load u covers
+     * ql bytes 4Lu + 4i .. 4Lu + 4i + 3 in lane i. ql byte P (of 128) is byte j = P % 64 of half
+     * h = P / 64; its nibble n is weight 128h + 64n + 32k + l with k = j / 32, l = j % 32, and
+     * takes bits 4n + 2k, 4n + 2k + 1 of qh[32h + l]. Each lane's 6-bit values are assembled in
+     * place (nibble | high bits << 4 in every byte); byte m is then one AND with 0x3F << 8m,
+     * a value q * 2^8m that converts to float exactly, and the permuted x carries 2^-8m.
+     */
+
+    /** Int vectors per 128 bytes of ql. */
+    private static final int U = 128 / (4 * L);
+
+    /**
+     * Per (int load u, nibble n, lane i), entry (2u + n) * L + i: the left rotation that brings
+     * qh bits 4n + 2k, 4n + 2k + 1 of each byte to bits 4 and 5 (rotating instead of shifting
+     * left or right keeps one operation; wrapped bits fall outside the mask 0x30303030); and the
+     * left shift that brings the lane's scale byte, of the int at 192 + 4 (2h + n), to the top.
+     * The int holds the scales of weights 128h + 64n .. + 63 in groups of 16: lane i's group is
+     * 2k + l / 16, the same for its four bytes.
+     */
+    private static final int[] HIGH_ROT = new int[2 * U * L], SCALE_SHL = new int[2 * U * L];
+    /** Per int load u: the first int of qh that lane 0 needs (lanes i take int QH_INT[u] + i). */
+    private static final int[] QH_INT = new int[U];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int i = 0; i < L; i++) {
+                    int j = (4 * L * u + 4 * i) & 63, k = j >> 5;
+                    HIGH_ROT[(u * 2 + n) * L + i] = (4 - 4 * n - 2 * k) & 31;
+                    SCALE_SHL[(u * 2 + n) * L + i] = 24 - 8 * (2 * k + ((j & 31) >> 4));
+                }
+            }
+            int pos = 4 * L * u;
+            QH_INT[u] = 8 * (pos >> 6) + ((pos & 31) >> 2);
+        }
     }
 
     /**
-     * Sum over the row of the quarters {@code v} (low nibbles of ql[32v ..], qh bits 2v..2v+1)
-     * and {@code v + 2} (high nibbles of the same bytes, qh bits 2v+4..2v+5) of every half.
-     * Products are summed per group of 16 weights before the group's scale is applied, so the
-     * scale costs one FMA per group rather than one multiply per vector.
+     * With 16 lanes, load u = half h needs qh ints 8h .. 8h + 7 in both halves of the vector
+     * (lane i and i + 8 hold the same l); with 8 or 4 lanes the ints are consecutive in memory.
      */
-    private static float pass(MemorySegment s, long p, int nb, float[] x, int xOff, int v) {
-        FloatVector acc = FloatVector.zero(F);
-        int shLo = 4 - 2 * v;   // qh bits 2v, 2v+1 -> bits 4, 5 (left shift by 4 or 2)
-        int shHi = 2 * v;       // qh bits 2v+4, 2v+5 -> bits 4, 5 (right shift by 0 or 2)
-        for (int b = 0; b < nb; b++, p += BLOCK) {
-            FloatVector blockSum = FloatVector.zero(F);
-            for (int h = 0; h < 2; h++) {
-                long qlp = p + 64 * h + 32 * v, qhp = p + 128 + 32 * h, scp = p + 192 + 8 * h + 2 * v;
-                int xa = xOff + b * QK + 128 * h + 32 * v;
-                for (int g = 0; g < 2; g++) {
-                    FloatVector lo = FloatVector.zero(F), hi = FloatVector.zero(F);
-                    for (int m = 0; m < 16; m += BL) {
-                        int l = 16 * g + m;
-                        ByteVector bl = ByteVector.fromMemorySegment(B, s, qlp + l, LE);
-                        ByteVector bh = ByteVector.fromMemorySegment(B, s, qhp + l, LE);
-                        for (int k = 0; k < PARTS; k++) {
-                            // bit surgery in 32-bit lanes: x86 has no byte shifts
-                            IntVector ql = Simd.toInts(bl, k), qh = Simd.toInts(bh, k);
-                            IntVector q1 = ql.and(0xF).or(qh.lanewise(VectorOperators.LSHL, shLo).and(0x30)).sub(32);
-                            IntVector q3 = ql.lanewise(VectorOperators.ASHR, 4).and(0xF).or(qh.lanewise(VectorOperators.ASHR, shHi).and(0x30)).sub(32);
-                            lo = Simd.intsToFloats(q1).fma(FloatVector.fromArray(F, x, xa + l + k * L), lo);
-                            hi = Simd.intsToFloats(q3).fma(FloatVector.fromArray(F, x, xa + 64 + l + k * L), hi);
-                        }
+    private static final VectorShuffle<Integer> DUP_LO = VectorShuffle.fromOp(I, i -> i & 7);
+    private static final VectorShuffle<Integer> DUP_HI = VectorShuffle.fromOp(I, i -> L == 16 ? 8 + (i & 7) : i & 7);
+
+    /** Per-thread permuted x and lane sums times -32 (reused; grown on a thread's first larger call). */
+    private static final class Scratch {
+        float[] xp = new float[0], xs = new float[0];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private Scratch permuted(float[] x, int xOff) {
+        Scratch sc = SCRATCH.get();
+        if (sc.xp.length < cols) {
+            sc.xp = new float[cols];
+            sc.xs = new float[cols / 4];
+        }
+        permute(x, xOff, cols, sc.xp, sc.xs);
+        return sc;
+    }
+
+    /**
+     * x in lane order: {@code xp[256b + ((2u + n) * 4 + m) * L + i]} = the x of the weight in byte
+     * m of lane i of int load u, nibble n, times 2^-8m (exact barring underflow below 2^-102);
+     * {@code xs[64b + (2u + n) * L + i]} = -32 times the sum over m of those x, the offset of
+     * q - 32, which the kernel takes as the starting value of each lane's sum.
+     */
+    static void permute(float[] x, int xOff, int cols, float[] xp, float[] xs) {
+        // one gather of L x per (u, n, m) from the table of source positions (as MinKQuantTensor)
+        for (int b = 0, nb = cols / QK; b < nb; b++) {
+            int xb = xOff + b * QK;
+            for (int t = 0; t < 2 * U * L; t += L) {
+                FloatVector sum = FloatVector.zero(F);
+                for (int m = 0; m < 4; m++) {
+                    FloatVector xv = FloatVector.fromArray(F, x, xb, SOURCE, 4 * t + m * L);
+                    sum = sum.add(xv);
+                    xv.mul(MinKQuantTensor.SCALE[m]).intoArray(xp, b * QK + 4 * t + m * L);
+                }
+                sum.mul(-32f).intoArray(xs, b * 64 + t);
+            }
+        }
+    }
+
+    /**
+     * The weight (within its super-block) whose x goes to {@code xp[256b + k]}: for
+     * {@code k = ((2u + n) * 4 + m) * L + i}, ql byte {@code P = 4Lu + 4i + m} is byte
+     * {@code j = P % 64} of half {@code P / 64}, its nibble n weight
+     * {@code 128 (P / 64) + 64n + 32 (j / 32) + j % 32}.
+     */
+    private static final int[] SOURCE = new int[QK];
+    static {
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int m = 0; m < 4; m++) {
+                    for (int i = 0; i < L; i++) {
+                        int pos = 4 * L * u + 4 * i + m, j = pos & 63;
+                        SOURCE[((u * 2 + n) * 4 + m) * L + i] = 128 * (pos >> 6) + 64 * n + 32 * (j >> 5) + (j & 31);
                     }
-                    blockSum = lo.fma(FloatVector.broadcast(F, (float) s.get(ValueLayout.JAVA_BYTE, scp + g)), blockSum);
-                    blockSum = hi.fma(FloatVector.broadcast(F, (float) s.get(ValueLayout.JAVA_BYTE, scp + g + 4)), blockSum);
                 }
             }
-            acc = blockSum.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
+        }
+    }
+
+    @Override
+    public float dot(int row, float[] x, int xOff) {
+        Scratch sc = permuted(x, xOff);
+        return dot(row, sc.xp, sc.xs);
+    }
+
+    /** A batch of one permutes x once for all its rows. */
+    @Override
+    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
+                       float[] out, int outOff, int outStride) {
+        if (batch != 1) {
+            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
+            return;
+        }
+        Scratch sc = permuted(x, xOff);
+        float[] xp = sc.xp, xs = sc.xs;
+        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, xp, xs);
+    }
+
+    private float dot(int row, float[] xp, float[] xs) {
+        MemorySegment s = seg;
+        long p = rowStart(row);
+        // Per super-block, bs = sum over lanes of scale * (q - 32) . x; d multiplies it once per
+        // block. The loops stay loops in the bytecode: written out, the body exceeds C2's inlining
+        // node budget and the vector helpers stop being inlined (and then box).
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            FloatVector bs = FloatVector.zero(F);
+            IntVector qhAll = L == 16 ? IntVector.fromMemorySegment(I, s, p + 128, LE) : null;
+            for (int u = 0; u < U; u++) {
+                IntVector ql = IntVector.fromMemorySegment(I, s, p + 4 * L * u, LE);
+                IntVector qh = L == 16 ? qhAll.rearrange(u == 0 ? DUP_LO : DUP_HI) : IntVector.fromMemorySegment(I, s, p + 128 + 4 * QH_INT[u], LE);
+                int h = (4 * L * u) >> 6;
+                for (int n = 0; n < 2; n++) {
+                    int t = (u * 2 + n) * L, v = b * QK + 4 * t;
+                    IntVector hb = qh.lanewise(VectorOperators.ROL, IntVector.fromArray(I, HIGH_ROT, t));
+                    IntVector q6 = ql.lanewise(VectorOperators.LSHR, 4 * n).and(0x0F0F0F0F).or(hb.and(0x30303030));
+                    FloatVector sm = FloatVector.fromArray(F, xs, b * 64 + t);   // the -32 offsets
+                    for (int m = 0; m < 4; m++) {
+                        sm = Simd.intsToFloats(q6.and(0x3F << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
+                    }
+                    // signed 8-bit scales: the lane's byte shifted to the top, then arithmetic shift down
+                    IntVector sc = IntVector.broadcast(I, s.get(INT_LE, p + 192 + 4 * (2 * h + n)))
+                            .lanewise(VectorOperators.LSHL, IntVector.fromArray(I, SCALE_SHL, t)).lanewise(VectorOperators.ASHR, 24);
+                    bs = Simd.intsToFloats(sc).fma(sm, bs);
+                }
+            }
+            acc = bs.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
         }
         return Simd.sum(acc);
     }

@@ -1,10 +1,8 @@
 package io.fdkvc.engine.tensor;
 
-import static io.fdkvc.engine.tensor.Simd.F;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.MemorySegment;
-import jdk.incubator.vector.FloatVector;
 
 /**
  * The k-quants whose weights are {@code d * scale * q - dmin * min} per sub-block of 32 (Q4_K,
@@ -13,7 +11,7 @@ import jdk.incubator.vector.FloatVector;
  *
  * <p>The kernels read the nibbles as 32-bit lanes ({@link Simd#I}, four bytes per lane) and never
  * move them into byte order: x is permuted instead, once per call, into the order in which the
- * lanes hold the weights ({@link #permute}). Then weight byte m of every lane is one AND with
+ * lanes hold the weights ({@link #prepare}, {@link PreparedXTensor#permuteLanes}). Then weight byte m of every lane is one AND with
  * {@code 0xF << 8m} (a value of {@code q * 2^8m}, exact in a float) and one int-to-float
  * conversion, and the permuted x carries the factor {@code 2^-8m}, so the product is the same
  * float as {@code q * x}. Per 16 weights that is three vector operations (AND, convert, FMA)
@@ -23,13 +21,10 @@ import jdk.incubator.vector.FloatVector;
  * more than the 4/3 the count predicts; disabling the Vector API's bounds checks
  * (jdk.incubator.vector.VECTOR_ACCESS_OOB_CHECK=0) did not change the speed.
  *
- * <p>A batch of one permutes x once per call for all its rows; {@link #dot} permutes it per call.
+ * <p>A batch of one permutes x once per call for all its rows (see {@link PreparedXTensor}).
  */
-abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, Q5_KTensor {
+abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor, Q5_KTensor {
     static final int QK = 256;
-    /** Int vectors per 128 bytes of nibbles. */
-    static final int U = 128 / (4 * L);
-
     /**
      * Lane shifts that bring the scale (or min) byte of lane i's sub-block to the bottom of an
      * int holding four packed 6-bit scales: entry {@code (2u + n) * L + i} for int load u and
@@ -51,27 +46,10 @@ abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, 
     }
 
     /**
-     * Row {@code row} dotted with x given in the permuted order: {@code xp} from {@link #permute},
+     * Row {@code row} dotted with x given in the permuted order: {@code xp} from {@link #prepare},
      * {@code xs} its sums per lane (what the mins multiply).
      */
     abstract float dot(int row, float[] xp, float[] xs);
-
-    /** Per-thread permuted x and lane sums (reused; grown on a thread's first larger call). */
-    private static final class Scratch {
-        float[] xp = new float[0], xs = new float[0];
-    }
-
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-
-    private Scratch permuted(float[] x, int xOff) {
-        Scratch sc = SCRATCH.get();
-        if (sc.xp.length < cols) {
-            sc.xp = new float[cols];
-            sc.xs = new float[cols / 4];
-        }
-        permute(x, xOff, cols, sc.xp, sc.xs);
-        return sc;
-    }
 
     /**
      * x in lane order: per super-block b, {@code xp[256b + ((2u + n) * 4 + m) * L + i]} is the x of
@@ -81,21 +59,14 @@ abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, 
      * weight {@code 64c + 32n + l}. Multiplying by a power of two is exact (barring underflow
      * below 2^-102, which activations do not reach).
      */
-    static void permute(float[] x, int xOff, int cols, float[] xp, float[] xs) {
-        // one gather of L x per (u, n, m), from the table of source positions: the scalar index
-        // arithmetic per element cost about as much as 30 rows' products on short matrices
-        for (int b = 0, nb = cols / QK; b < nb; b++) {
-            int xb = xOff + b * QK;
-            for (int t = 0; t < 2 * U * L; t += L) {
-                FloatVector sum = FloatVector.zero(F);
-                for (int m = 0; m < 4; m++) {
-                    FloatVector xv = FloatVector.fromArray(F, x, xb, SOURCE, 4 * t + m * L);
-                    sum = sum.add(xv);
-                    xv.mul(SCALE[m]).intoArray(xp, b * QK + 4 * t + m * L);
-                }
-                sum.intoArray(xs, b * 64 + t);
-            }
-        }
+    @Override
+    void prepare(float[] x, int xOff, float[] xp, float[] xs) {
+        permuteLanes(x, xOff, cols, SOURCE, 1f, xp, xs);
+    }
+
+    @Override
+    int sumsLength() {
+        return cols / 4;
     }
 
     /**
@@ -117,24 +88,8 @@ abstract sealed class MinKQuantTensor extends SegmentTensor permits Q4_KTensor, 
         }
     }
 
-    /** 2^-8m: undoes the position of byte m in its 32-bit lane. */
-    static final float[] SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
-
     @Override
-    public final float dot(int row, float[] x, int xOff) {
-        Scratch sc = permuted(x, xOff);
-        return dot(row, sc.xp, sc.xs);
-    }
-
-    @Override
-    public final void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
-                             float[] out, int outOff, int outStride) {
-        if (batch != 1) {
-            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
-            return;
-        }
-        Scratch sc = permuted(x, xOff);
-        float[] xp = sc.xp, xs = sc.xs;
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, xp, xs);
+    final void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
+        for (int r = from; r < to; r++) out[outOff + r] = dot(r, xp, xs);
     }
 }

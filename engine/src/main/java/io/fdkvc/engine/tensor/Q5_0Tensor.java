@@ -24,7 +24,7 @@ import jdk.incubator.vector.VectorOperators;
  * element j low, element j + 16 high); weight = (q - 16) * d. llama-quantize falls back to this
  * type from Q4_K when a row is not a multiple of 256 (SmolLM2's 576, Qwen2.5's 896).
  */
-public final class Q5_0Tensor extends SegmentTensor {
+public final class Q5_0Tensor extends PreparedXTensor {
     static final int QK = 32, BLOCK = 22;
 
     public Q5_0Tensor(MemorySegment seg, int rows, int cols) {
@@ -37,13 +37,6 @@ public final class Q5_0Tensor extends SegmentTensor {
         for (int i = 0; i < 32; i++) BIT[i] = 1 << i;
     }
 
-    /** Per-thread x in kernel order (reused; grown on a thread's first larger call). */
-    private static final class Scratch {
-        float[] xp = new float[0], xs = new float[0];
-    }
-
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-
     /**
      * x as the kernel wants it, per block b: {@code xp[32b + i]} = x of element i, {@code
      * xp[32b + 16 + i]} = x of element 16 + i divided by 16 (the kernel takes the high nibble in
@@ -51,13 +44,8 @@ public final class Q5_0Tensor extends SegmentTensor {
      * = -16 times the sum of the x of the elements the kernel's lane i sees in block b, the
      * offset of q - 16, which each block's sum starts from.
      */
-    private Scratch permuted(float[] x, int xOff) {
-        Scratch sc = SCRATCH.get();
-        if (sc.xp.length < cols) {
-            sc.xp = new float[cols];
-            sc.xs = new float[cols / QK * L];
-        }
-        float[] xp = sc.xp, xs = sc.xs;
+    @Override
+    void prepare(float[] x, int xOff, float[] xp, float[] xs) {
         for (int b = 0, nb = cols / QK; b < nb; b++) {
             // in vectors: per element scalar work here cost as much as tens of rows' products
             FloatVector sum = FloatVector.zero(F);
@@ -69,29 +57,20 @@ public final class Q5_0Tensor extends SegmentTensor {
             }
             sum.mul(-16f).intoArray(xs, L * b);
         }
-        return sc;
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff) {
-        Scratch sc = permuted(x, xOff);
-        return dot(row, sc.xp, sc.xs);
+    int sumsLength() {
+        return cols / QK * L;
     }
 
-    /** A batch of one prepares x once for all its rows. */
     @Override
-    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
-                       float[] out, int outOff, int outStride) {
-        if (batch != 1) {
-            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
-            return;
-        }
-        Scratch sc = permuted(x, xOff);
-        float[] xp = sc.xp, xs = sc.xs;
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, xp, xs);
+    void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
+        for (int r = from; r < to; r++) out[outOff + r] = dot(r, xp, xs);
     }
 
-    private float dot(int row, float[] xp, float[] xs) {
+    @Override
+    float dot(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
         // Per block one sum over both halves, started from the -16 offsets and scaled by d once.

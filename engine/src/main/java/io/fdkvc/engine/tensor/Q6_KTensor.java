@@ -26,7 +26,7 @@ import jdk.incubator.vector.VectorShuffle;
  * the high nibble of ql[l] and bits 4-5, weight l+96 the high nibble of ql[l+32] and bits 6-7.
  * Weight = d * scale * (q - 32).
  */
-public final class Q6_KTensor extends SegmentTensor {
+public final class Q6_KTensor extends PreparedXTensor {
     static final int QK = 256, BLOCK = 210;
 
     public Q6_KTensor(MemorySegment seg, int rows, int cols) {
@@ -45,7 +45,6 @@ public final class Q6_KTensor extends SegmentTensor {
      */
 
     /** Int vectors per 128 bytes of ql. */
-    private static final int U = 128 / (4 * L);
 
     /**
      * Per (int load u, nibble n, lane i), entry (2u + n) * L + i: the left rotation that brings
@@ -79,43 +78,20 @@ public final class Q6_KTensor extends SegmentTensor {
     private static final VectorShuffle<Integer> DUP_LO = VectorShuffle.fromOp(I, i -> i & 7);
     private static final VectorShuffle<Integer> DUP_HI = VectorShuffle.fromOp(I, i -> L == 16 ? 8 + (i & 7) : i & 7);
 
-    /** Per-thread permuted x and lane sums times -32 (reused; grown on a thread's first larger call). */
-    private static final class Scratch {
-        float[] xp = new float[0], xs = new float[0];
-    }
-
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-
-    private Scratch permuted(float[] x, int xOff) {
-        Scratch sc = SCRATCH.get();
-        if (sc.xp.length < cols) {
-            sc.xp = new float[cols];
-            sc.xs = new float[cols / 4];
-        }
-        permute(x, xOff, cols, sc.xp, sc.xs);
-        return sc;
-    }
-
     /**
      * x in lane order: {@code xp[256b + ((2u + n) * 4 + m) * L + i]} = the x of the weight in byte
      * m of lane i of int load u, nibble n, times 2^-8m (exact barring underflow below 2^-102);
      * {@code xs[64b + (2u + n) * L + i]} = -32 times the sum over m of those x, the offset of
      * q - 32, which the kernel takes as the starting value of each lane's sum.
      */
-    static void permute(float[] x, int xOff, int cols, float[] xp, float[] xs) {
-        // one gather of L x per (u, n, m) from the table of source positions (as MinKQuantTensor)
-        for (int b = 0, nb = cols / QK; b < nb; b++) {
-            int xb = xOff + b * QK;
-            for (int t = 0; t < 2 * U * L; t += L) {
-                FloatVector sum = FloatVector.zero(F);
-                for (int m = 0; m < 4; m++) {
-                    FloatVector xv = FloatVector.fromArray(F, x, xb, SOURCE, 4 * t + m * L);
-                    sum = sum.add(xv);
-                    xv.mul(MinKQuantTensor.SCALE[m]).intoArray(xp, b * QK + 4 * t + m * L);
-                }
-                sum.mul(-32f).intoArray(xs, b * 64 + t);
-            }
-        }
+    @Override
+    void prepare(float[] x, int xOff, float[] xp, float[] xs) {
+        permuteLanes(x, xOff, cols, SOURCE, -32f, xp, xs);
+    }
+
+    @Override
+    int sumsLength() {
+        return cols / 4;
     }
 
     /**
@@ -139,25 +115,12 @@ public final class Q6_KTensor extends SegmentTensor {
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff) {
-        Scratch sc = permuted(x, xOff);
-        return dot(row, sc.xp, sc.xs);
+    void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
+        for (int r = from; r < to; r++) out[outOff + r] = dot(r, xp, xs);
     }
 
-    /** A batch of one permutes x once for all its rows. */
     @Override
-    public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
-                       float[] out, int outOff, int outStride) {
-        if (batch != 1) {
-            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
-            return;
-        }
-        Scratch sc = permuted(x, xOff);
-        float[] xp = sc.xp, xs = sc.xs;
-        for (int r = rowFrom; r < rowTo; r++) out[outOff + r] = dot(r, xp, xs);
-    }
-
-    private float dot(int row, float[] xp, float[] xs) {
+    float dot(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
         // Per super-block, bs = sum over lanes of scale * (q - 32) . x; d multiplies it once per

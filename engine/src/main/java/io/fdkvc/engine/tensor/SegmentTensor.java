@@ -9,8 +9,8 @@ import java.util.Objects;
  * so that a tensor may lie beyond 2 GiB into a file.
  */
 public abstract sealed class SegmentTensor extends FloatTensor
-        permits F32SegmentTensor, F16Tensor, BF16Tensor, Q8_0Tensor, Q4_0Tensor, Q4_1Tensor, Q5_0Tensor, Q5_1Tensor,
-                MinKQuantTensor, Q6_KTensor, BlockTensor {
+        permits F32SegmentTensor, F16Tensor, BF16Tensor, Q8_0Tensor, Q4_0Tensor, Q4_1Tensor, Q5_1Tensor,
+                PreparedXTensor, BlockTensor {
     final MemorySegment seg;
     final int rows, cols;
     final long rowBytes;

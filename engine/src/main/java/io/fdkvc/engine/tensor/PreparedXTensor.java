@@ -1,0 +1,101 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.L;
+
+import java.lang.foreign.MemorySegment;
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * The weight types whose batch-of-one kernel reads x rearranged, once per call, into the order in
+ * which it reads the weights (Q4_K, Q5_K and Q6_K: x permuted to the places the weight bytes have
+ * in 32-bit lanes; Q5_0: the high half of each block pre-divided by 16), together with per-lane
+ * sums of x that the kernel's offsets or mins multiply. Preparing x costs O(cols) per call, so a
+ * batch of one prepares it once for all its rows; {@link #dot(int, float[], int)} prepares it per
+ * call. This class holds the per-thread scratch and those two entry points; each type writes
+ * {@link #prepare}, its kernel and the loop over its rows.
+ */
+abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTensor, Q6_KTensor, Q5_0Tensor {
+
+    PreparedXTensor(GgmlType type, MemorySegment seg, int rows, int cols) {
+        super(type, seg, rows, cols);
+    }
+
+    /** Floats of per-lane sums {@link #prepare} writes for this tensor's columns. */
+    abstract int sumsLength();
+
+    /** Writes x[xOff .. xOff + cols) in the kernel's order to xp and its per-lane sums to xs. */
+    abstract void prepare(float[] x, int xOff, float[] xp, float[] xs);
+
+    /** Row {@code row} dotted with x prepared by {@link #prepare}. */
+    abstract float dot(int row, float[] xp, float[] xs);
+
+    /**
+     * out[outOff + r] = {@link #dot(int, float[], float[])} for r in [from, to): written by each
+     * type (one line) so that its own kernel is inlined into the loop rather than called through
+     * a call site shared by all four types.
+     */
+    abstract void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff);
+
+    /** Per-thread prepared x and lane sums (reused; grown on a thread's first larger call). */
+    private static final class Scratch {
+        float[] xp = new float[0], xs = new float[0];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private Scratch prepared(float[] x, int xOff) {
+        Scratch sc = SCRATCH.get();
+        if (sc.xp.length < cols) sc.xp = new float[cols];
+        if (sc.xs.length < sumsLength()) sc.xs = new float[sumsLength()];
+        prepare(x, xOff, sc.xp, sc.xs);
+        return sc;
+    }
+
+    @Override
+    public final float dot(int row, float[] x, int xOff) {
+        Scratch sc = prepared(x, xOff);
+        return dot(row, sc.xp, sc.xs);
+    }
+
+    @Override
+    public final void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
+                             float[] out, int outOff, int outStride) {
+        if (batch != 1) {
+            super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
+            return;
+        }
+        Scratch sc = prepared(x, xOff);
+        rows(rowFrom, rowTo, sc.xp, sc.xs, out, outOff);
+    }
+
+    /** 2^-8m: undoes the position of byte m in its 32-bit lane. */
+    static final float[] SCALE = {1f, 0x1p-8f, 0x1p-16f, 0x1p-24f};
+
+    /** Int vectors per 128 bytes of a k-quant's low bits. */
+    static final int U = 128 / (4 * L);
+
+    /**
+     * The k-quants' lane order, per super-block b of 256: {@code xp[256b + ((2u + n) * 4 + m) * L + i]}
+     * = x[source[that index]] times 2^-8m (the x of the weight in byte m of lane i of int load u,
+     * nibble n; multiplying by a power of two is exact, barring underflow below 2^-102, which
+     * activations do not reach), and {@code xs[64b + (2u + n) * L + i]} = {@code sumScale} times
+     * the sum over m of those x (unscaled). One gather of L x per (u, n, m) from the table of
+     * source positions: scalar index arithmetic per element cost about as much as 30 rows'
+     * products on short matrices.
+     */
+    static void permuteLanes(float[] x, int xOff, int cols, int[] source, float sumScale, float[] xp, float[] xs) {
+        for (int b = 0, nb = cols / 256; b < nb; b++) {
+            int xb = xOff + b * 256;
+            for (int t = 0; t < 2 * U * L; t += L) {
+                FloatVector sum = FloatVector.zero(F);
+                for (int m = 0; m < 4; m++) {
+                    FloatVector xv = FloatVector.fromArray(F, x, xb, source, 4 * t + m * L);
+                    sum = sum.add(xv);
+                    xv.mul(SCALE[m]).intoArray(xp, b * 256 + 4 * t + m * L);
+                }
+                sum.mul(sumScale).intoArray(xs, b * 64 + t);
+            }
+        }
+    }
+}

@@ -74,19 +74,7 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
      * {@code k = ((2u + n) * 4 + m) * L + i}, nibble byte {@code P = 4Lu + 4i + m} is byte
      * {@code P % 32} of chunk {@code P / 32}, so weight {@code 64 (P / 32) + 32n + P % 32}.
      */
-    private static final int[] SOURCE = new int[QK];
-    static {
-        for (int u = 0; u < U; u++) {
-            for (int n = 0; n < 2; n++) {
-                for (int m = 0; m < 4; m++) {
-                    for (int i = 0; i < L; i++) {
-                        int pos = 4 * L * u + 4 * i + m;
-                        SOURCE[((u * 2 + n) * 4 + m) * L + i] = 64 * (pos >> 5) + 32 * n + (pos & 31);
-                    }
-                }
-            }
-        }
-    }
+    private static final int[] SOURCE = lanePositions((pos, n) -> 64 * (pos >> 5) + 32 * n + (pos & 31));
 
     @Override
     final void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {

@@ -4,6 +4,7 @@ import static io.fdkvc.engine.tensor.Simd.F;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.IntBinaryOperator;
 import jdk.incubator.vector.FloatVector;
 
 /**
@@ -74,6 +75,24 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
 
     /** Int vectors per 128 bytes of a k-quant's low bits. */
     static final int U = 128 / (4 * L);
+
+    /**
+     * The source table of {@link #permuteLanes}: entry {@code ((2u + n) * 4 + m) * L + i} is
+     * {@code weight(P, n)}, the weight (within its super-block) held by nibble n of byte
+     * {@code P = 4Lu + 4i + m} of the type's 128 bytes of low bits, i.e. by byte m of lane i of
+     * int load u.
+     */
+    static int[] lanePositions(IntBinaryOperator weight) {
+        int[] source = new int[256];
+        for (int u = 0; u < U; u++) {
+            for (int n = 0; n < 2; n++) {
+                for (int m = 0; m < 4; m++) {
+                    for (int i = 0; i < L; i++) source[((u * 2 + n) * 4 + m) * L + i] = weight.applyAsInt(4 * L * u + 4 * i + m, n);
+                }
+            }
+        }
+        return source;
+    }
 
     /**
      * The k-quants' lane order, per super-block b of 256: {@code xp[256b + ((2u + n) * 4 + m) * L + i]}

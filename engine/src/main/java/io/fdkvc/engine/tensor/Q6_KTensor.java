@@ -100,19 +100,7 @@ public final class Q6_KTensor extends PreparedXTensor {
      * {@code j = P % 64} of half {@code P / 64}, its nibble n weight
      * {@code 128 (P / 64) + 64n + 32 (j / 32) + j % 32}.
      */
-    private static final int[] SOURCE = new int[QK];
-    static {
-        for (int u = 0; u < U; u++) {
-            for (int n = 0; n < 2; n++) {
-                for (int m = 0; m < 4; m++) {
-                    for (int i = 0; i < L; i++) {
-                        int pos = 4 * L * u + 4 * i + m, j = pos & 63;
-                        SOURCE[((u * 2 + n) * 4 + m) * L + i] = 128 * (pos >> 6) + 64 * n + 32 * (j >> 5) + (j & 31);
-                    }
-                }
-            }
-        }
-    }
+    private static final int[] SOURCE = lanePositions((pos, n) -> 128 * (pos >> 6) + 64 * n + 32 * ((pos & 63) >> 5) + (pos & 31));
 
     @Override
     void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {

@@ -33,7 +33,8 @@ import tools.jackson.databind.node.ObjectNode;
  * ever talks to the server it started.
  *
  * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]};
- * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 10);
+ * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 30:
+ * with 10, one conversation on the SmolLM2 shape still ran 20% below its steady state);
  * {@code -DserveBench.message=TEXT} the user messages' text (the script's {@code SERVE_BENCH_WARMUP}
  * and {@code SERVE_BENCH_MESSAGE}).
  */
@@ -91,7 +92,7 @@ public final class ServeLoad {
             // warm-up, not measured: min(C, 4) conversations of WARMUP turns (compiles the hot
             // paths, the batched decode too, so that the per-turn figures compare turns and not
             // the JIT), then their sessions are deleted
-            int warmup = Integer.getInteger("serveBench.warmup", 10);
+            int warmup = Integer.getInteger("serveBench.warmup", 30);
             if (warmup > 0) {
                 drive(base, server.pid(), Math.min(conversations, 4), warmup, maxTokens, maxSeconds);
                 deleteAll(base);

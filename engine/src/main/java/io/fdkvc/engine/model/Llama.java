@@ -280,40 +280,11 @@ public final class Llama implements AutoCloseable {
         for (int l = 0; l < layers; l++) {
             pLayer = l;
             // attention block
-            pNorm = w.attnNorm()[l];
-            parallel(n, normPhase, (long) n * dim);
-            parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
-            if (qkNorm) parallel(n * (heads + kvHeads), qkNormPhase, (long) n * (qDim + kvDim));
-            for (int t = 0; t < n; t++) {
-                if (!neox) {
-                    LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
-                    LlamaRope.deinterleave(k, t * kvDim, kvHeads, hd, headTmp);
-                }
-                cache.append(l, t, k, t * kvDim, v, t * kvDim, q, t * qDim);
-            }
-            long t0 = System.nanoTime();
-            long keys = prepareAttention(cache, l);
-            parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
-            for (int h = 0; h < kvHeads; h++) cache.markRotated(l, h);
-            long t1 = System.nanoTime();
-            long work = keys * hd * group;
-            for (int from = 0; from < n; from += attentionBlock) {
-                pFrom = from;
-                pBlock = Math.min(attentionBlock, n - from);
-                parallel(heads * pBlock, scoresPhase, work * pBlock);
-                parallel(heads * pBlock, valuesPhase, work * pBlock);
-                if (cache.observing()) parallel(kvHeads, observePhase, keys * group * pBlock);
-            }
-            long t2 = System.nanoTime();
-            ropeNanos += t1 - t0;
-            attentionNanos += t2 - t0;
+            projectQkv(l, n);
+            for (int t = 0; t < n; t++) cache.append(l, t, k, t * kvDim, v, t * kvDim, q, t * qDim);
+            attend(cache, l, n);
             parallel(dim, outputProjPhase, (long) dim * qDim * n);
-            // feed-forward block
-            pNorm = w.ffnNorm()[l];
-            parallel(n, normPhase, (long) n * dim);
-            parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
-            parallel(n, swigluPhase, (long) n * hidden);
-            parallel(dim, ffnDownPhase, (long) dim * hidden * n);
+            feedForward(l, n);
         }
         cache.advance(n);
         pCache = null;
@@ -359,16 +330,8 @@ public final class Llama implements AutoCloseable {
         for (int l = 0; l < layers; l++) {
             pLayer = l;
             pBatch = n;
-            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.attnNorm()[l], dim, c.normEps());
-            parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
-            if (qkNorm) parallel(n * (heads + kvHeads), qkNormPhase, (long) n * (qDim + kvDim));
-            for (int t = 0; t < n; t++) {
-                if (!neox) {
-                    LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
-                    LlamaRope.deinterleave(k, t * kvDim, kvHeads, hd, headTmp);
-                }
-                caches[t].append(l, 0, k, t * kvDim, v, t * kvDim, q, t * qDim);
-            }
+            projectQkv(l, n);
+            for (int t = 0; t < n; t++) caches[t].append(l, 0, k, t * kvDim, v, t * kvDim, q, t * qDim);
             // attention one conversation at a time, through the single-token phases on row 0:
             // rows 1.. are moved to row 0 and their output back; row 0 itself goes last
             System.arraycopy(q, 0, rowSave, 0, qDim);
@@ -379,10 +342,7 @@ public final class Llama implements AutoCloseable {
             }
             pBatch = n;
             parallel(dim, outputProjPhase, (long) dim * qDim * n);
-            for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.ffnNorm()[l], dim, c.normEps());
-            parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
-            parallel(n, swigluPhase, (long) n * hidden);
-            parallel(dim, ffnDownPhase, (long) dim * hidden * n);
+            feedForward(l, n);
         }
         for (int b = 0; b < n; b++) caches[b].advance(1);
         pCache = null;
@@ -402,20 +362,57 @@ public final class Llama implements AutoCloseable {
         pCache = cache;
         pBatch = 1;
         if (cache.positionMode() == PositionMode.ORIGINAL) rope.window(cache.nextPosition(), 1);
+        attend(cache, l, 1);
+    }
+
+    /**
+     * Layer l's attention for the chunk's n tokens (already appended to {@code cache}): the keys
+     * not yet rotated are rotated, then scores, softmax and values (and the observed attention
+     * when the policy reads it) in blocks of tokens whose rows fit the scratch.
+     */
+    private void attend(KvCache cache, int l, int n) {
         long t0 = System.nanoTime();
         long keys = prepareAttention(cache, l);
         parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
         for (int h = 0; h < kvHeads; h++) cache.markRotated(l, h);
         long t1 = System.nanoTime();
         long work = keys * hd * group;
-        pFrom = 0;
-        pBlock = 1;
-        parallel(heads, scoresPhase, work);
-        parallel(heads, valuesPhase, work);
-        if (cache.observing()) parallel(kvHeads, observePhase, keys * group);
+        for (int from = 0; from < n; from += attentionBlock) {
+            pFrom = from;
+            pBlock = Math.min(attentionBlock, n - from);
+            parallel(heads * pBlock, scoresPhase, work * pBlock);
+            parallel(heads * pBlock, valuesPhase, work * pBlock);
+            if (cache.observing()) parallel(kvHeads, observePhase, keys * group * pBlock);
+        }
         long t2 = System.nanoTime();
         ropeNanos += t1 - t0;
         attentionNanos += t2 - t0;
+    }
+
+    /**
+     * Layer l's attention norm and q, k, v projections for the chunk's n rows (plus qwen3's q/k
+     * norm), with q and k in NEOX order for the rotation.
+     */
+    private void projectQkv(int l, int n) {
+        pNorm = w.attnNorm()[l];
+        parallel(n, normPhase, (long) n * dim);
+        parallel(qDim + 2 * kvDim, qkvPhase, (long) (qDim + 2 * kvDim) * dim * n);
+        if (qkNorm) parallel(n * (heads + kvHeads), qkNormPhase, (long) n * (qDim + kvDim));
+        if (!neox) {
+            for (int t = 0; t < n; t++) {
+                LlamaRope.deinterleave(q, t * qDim, heads, hd, headTmp);
+                LlamaRope.deinterleave(k, t * kvDim, kvHeads, hd, headTmp);
+            }
+        }
+    }
+
+    /** Layer l's feed-forward block for the chunk's n rows: norm, SwiGLU, down projection and residual. */
+    private void feedForward(int l, int n) {
+        pNorm = w.ffnNorm()[l];
+        parallel(n, normPhase, (long) n * dim);
+        parallel(hidden, ffnUpPhase, 2L * hidden * dim * n);
+        parallel(n, swigluPhase, (long) n * hidden);
+        parallel(dim, ffnDownPhase, (long) dim * hidden * n);
     }
 
     private void batchClassifierRange(int worker, int from, int to) {
@@ -745,7 +742,7 @@ public final class Llama implements AutoCloseable {
 
     /**
      * a[o + i] = silu(a[o + i]) * b[o + i] = a / (1 + e^-a) * b for i < n, a vector at a time with
-     * {@link Simd#exp} (a scalar Math.exp per hidden unit cost 15-30 % of a prefill chunk); the
+     * {@link Simd#exp} (the scalar Math.exp loop held 9% of a prefill-heavy JFR profile's samples); the
      * row's last n % lanes units in scalar code.
      */
     static void swiglu(float[] a, float[] b, int o, int n) {

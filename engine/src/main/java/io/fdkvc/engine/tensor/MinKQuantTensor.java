@@ -41,15 +41,31 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
         }
     }
 
+    /*
+     * The 6-bit scales and mins of a super-block's 8 sub-blocks, one per byte of two ints, from
+     * its 12 packed bytes read as three ints s0, s1, s2: sub-blocks 0-3 keep theirs in the low 6
+     * bits of bytes 0-3 (scales, s0) and 4-7 (mins, s1); sub-blocks 4-7 split theirs between the
+     * nibbles of bytes 8-11 (s2) and the top 2 bits of bytes 0-3 / 4-7.
+     */
+    static int scalesLo(int s0) {
+        return s0 & 0x3F3F3F3F;
+    }
+
+    static int scalesHi(int s0, int s2) {
+        return (s2 & 0x0F0F0F0F) | ((s0 >>> 6) & 0x03030303) << 4;
+    }
+
+    static int minsLo(int s1) {
+        return s1 & 0x3F3F3F3F;
+    }
+
+    static int minsHi(int s1, int s2) {
+        return ((s2 >>> 4) & 0x0F0F0F0F) | ((s1 >>> 6) & 0x03030303) << 4;
+    }
+
     MinKQuantTensor(GgmlType type, MemorySegment seg, int rows, int cols) {
         super(type, seg, rows, cols);
     }
-
-    /**
-     * Row {@code row} dotted with x given in the permuted order: {@code xp} from {@link #prepare},
-     * {@code xs} its sums per lane (what the mins multiply).
-     */
-    abstract float dot(int row, float[] xp, float[] xs);
 
     /**
      * x in lane order: per super-block b, {@code xp[256b + ((2u + n) * 4 + m) * L + i]} is the x of

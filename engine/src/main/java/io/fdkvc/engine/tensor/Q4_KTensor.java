@@ -63,12 +63,7 @@ public final class Q4_KTensor extends MinKQuantTensor {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
-            // the 6-bit scales and mins of the 8 sub-blocks, one per byte: sub-blocks 0-3 in the
-            // low 6 bits of bytes 0-3 / 4-7, sub-blocks 4-7 in the nibbles of bytes 8-11 with the
-            // top 2 bits of bytes 0-3 / 4-7 (see scale() and min())
-            int scLo = s0 & 0x3F3F3F3F, mLo = s1 & 0x3F3F3F3F;
-            int scHi = (s2 & 0x0F0F0F0F) | ((s0 >>> 6) & 0x03030303) << 4;
-            int mHi = ((s2 >>> 4) & 0x0F0F0F0F) | ((s1 >>> 6) & 0x03030303) << 4;
+            int scLo = scalesLo(s0), scHi = scalesHi(s0, s2), mLo = minsLo(s1), mHi = minsHi(s1, s2);
             FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
             for (int u = 0; u < U; u++) {
                 IntVector q = IntVector.fromMemorySegment(I, s, p + 16 + 4 * L * u, LE);

@@ -63,10 +63,7 @@ public final class Q5_KTensor extends MinKQuantTensor {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
-            // scales and mins as in Q4_KTensor.dot
-            int scLo = s0 & 0x3F3F3F3F, mLo = s1 & 0x3F3F3F3F;
-            int scHi = (s2 & 0x0F0F0F0F) | ((s0 >>> 6) & 0x03030303) << 4;
-            int mHi = ((s2 >>> 4) & 0x0F0F0F0F) | ((s1 >>> 6) & 0x03030303) << 4;
+            int scLo = scalesLo(s0), scHi = scalesHi(s0, s2), mLo = minsLo(s1), mHi = minsHi(s1, s2);
             FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
             // 64 bytes from qh on: qh and the first 32 nibble bytes, all inside the block
             IntVector qhAll = L == 16 ? IntVector.fromMemorySegment(I, s, p + 16, LE).rearrange(DUP8) : null;

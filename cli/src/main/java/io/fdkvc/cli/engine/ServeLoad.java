@@ -1,6 +1,7 @@
 package io.fdkvc.cli.engine;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Untrusted;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -50,10 +51,24 @@ public final class ServeLoad {
     private ServeLoad() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 6) {
-            System.err.println("usage: ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]");
+        // bad input (arguments, SERVE_BENCH_* settings, a server that refuses its options): one
+        // line and status 2, never a stack trace
+        try {
+            bench(args);
+        } catch (InputException e) {
+            System.err.println("serve-bench: " + Untrusted.line(e.getMessage()));
             System.exit(2);
+        } catch (Exception e) {
+            System.err.println("serve-bench: " + Untrusted.line(String.valueOf(e.getMessage())));
+            System.exit(1);
         }
+    }
+
+    private static void bench(String[] args) throws Exception {
+        if (args.length < 6) {
+            throw new InputException("usage: scripts/serve-bench C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]");
+        }
+        int warmup = count(System.getProperty("serveBench.warmup", "30"), "SERVE_BENCH_WARMUP", 0);
         Path jar = Path.of(args[0]);
         int c = positive(args[1], "C"), t = positive(args[2], "T"), maxTokens = positive(args[3], "MAX_TOKENS");
         long maxSeconds = positive(args[4], "MAX_SECONDS");
@@ -61,6 +76,7 @@ public final class ServeLoad {
         Path synthetic = null;
         int s = serve.indexOf("--synthetic");
         if (s >= 0) {
+            if (s + 1 >= serve.size()) throw new InputException("--synthetic needs a model name");
             SyntheticModels.Model model = SyntheticModels.model(serve.get(s + 1), null);
             synthetic = Files.createTempFile("fdkvc-serve-bench-", ".gguf");
             SyntheticModels.writeGguf(model, synthetic);
@@ -68,19 +84,30 @@ public final class ServeLoad {
             serve.set(s + 1, synthetic.toString());
         }
         try {
-            run(jar, c, t, maxTokens, maxSeconds, serve);
+            run(jar, c, t, maxTokens, maxSeconds, warmup, serve);
         } finally {
             if (synthetic != null) Files.deleteIfExists(synthetic);
         }
     }
 
     private static int positive(String v, String what) {
-        int n = Integer.parseInt(v);
-        if (n < 1) throw new InputException(what + " must be >= 1, got " + n);
+        return count(v, what, 1);
+    }
+
+    /** v as a whole number >= min, or an InputException naming {@code what}. */
+    private static int count(String v, String what, int min) {
+        int n;
+        try {
+            n = Integer.parseInt(v.strip());
+        } catch (NumberFormatException e) {
+            throw new InputException(what + " must be a whole number >= " + min + ", got '" + Untrusted.excerpt(v) + "'");
+        }
+        if (n < min) throw new InputException(what + " must be >= " + min + ", got " + n);
         return n;
     }
 
-    static void run(Path jar, int conversations, int turns, int maxTokens, long maxSeconds, List<String> serveArgs) throws Exception {
+    static void run(Path jar, int conversations, int turns, int maxTokens, long maxSeconds, int warmup, List<String> serveArgs)
+            throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx2g", "-jar", jar.toString(),
                 "serve", "--host", "127.0.0.1", "--port", "0", "--parallel", Integer.toString(Math.min(conversations, 16)),
@@ -92,7 +119,6 @@ public final class ServeLoad {
             // warm-up, not measured: min(C, 4) conversations of WARMUP turns (compiles the hot
             // paths, the batched decode too, so that the per-turn figures compare turns and not
             // the JIT), then their sessions are deleted
-            int warmup = Integer.getInteger("serveBench.warmup", 30);
             if (warmup > 0) {
                 drive(base, server.pid(), Math.min(conversations, 4), warmup, maxTokens, maxSeconds);
                 deleteAll(base);
@@ -115,7 +141,7 @@ public final class ServeLoad {
         }
     }
 
-    private static String awaitReady(Process p) throws IOException {
+    private static String awaitReady(Process p) throws IOException, InterruptedException {
         BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String base = null;
         for (String line; (line = r.readLine()) != null; ) {
@@ -126,7 +152,10 @@ public final class ServeLoad {
                 return base;
             }
         }
-        throw new IllegalStateException("the server ended before it was ready");
+        // the server has printed why on the shared stderr; status 2 is its "bad input"
+        int status = p.waitFor();
+        if (status == 2) throw new InputException("fdkvc serve refused its options (its message is above)");
+        throw new IllegalStateException("fdkvc serve ended with status " + status + " before it was ready");
     }
 
     private static void drain(BufferedReader r) {

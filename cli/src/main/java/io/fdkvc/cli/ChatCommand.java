@@ -43,10 +43,8 @@ import tools.jackson.databind.node.ObjectNode;
 public final class ChatCommand implements Callable<Integer> {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
-    @Option(names = "--template", paramLabel = "NAME",
-            description = "chat format: chatml, llama3, llama2, plain, or jinja:FILE (a Jinja chat template); "
-                    + "default: the model's own template (tokenizer.chat_template), else one detected from its vocabulary")
-    String template;
+    @Mixin
+    TemplateOption template;
 
     @Option(names = "--system", paramLabel = "TEXT", description = "system prompt; default: none")
     String system;
@@ -72,7 +70,7 @@ public final class ChatCommand implements Callable<Integer> {
         EngineOptions engine = options.engine;
         engine.validate();
         PolicySpec ps = engine.policy.spec();
-        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // refuse a bad name before loading
+        template.check();
         PrintWriter out = spec.commandLine().getOut();
         BufferedWriter stats = null;
         try (LoadedModel m = options.load();
@@ -81,10 +79,7 @@ public final class ChatCommand implements Callable<Integer> {
             stats = openStats(); // only once the model loaded: a bad model leaves the file as it was
             Tokenizer tok = Tokenizers.from(m.vocabulary());
             PrintWriter err = spec.commandLine().getErr();
-            ChatTemplate tpl = ChatTemplate.select(template, m.vocabulary(), warning -> {
-                err.println("fdkvc chat: " + warning);
-                err.flush();
-            });
+            ChatTemplate tpl = template.select(m.vocabulary(), err, "chat");
             int[] stopIds = tpl.stopTokens(tok);
             Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
             Session session = engine.newSession(llama, ps);

@@ -39,9 +39,8 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--port", paramLabel = "N", defaultValue = "8080", description = "port (0: any free one); default: ${DEFAULT-VALUE}")
     int port;
 
-    @Option(names = "--template", paramLabel = "NAME",
-            description = "chat format: chatml, llama3, llama2 or plain; default: detected from the model")
-    String template;
+    @Mixin
+    TemplateOption template;
 
     @Option(names = "--sessions", paramLabel = "N", defaultValue = "64",
             description = "conversations held in memory; beyond, the least recently used go to --session-dir (or are forgotten); default: ${DEFAULT-VALUE}")
@@ -80,7 +79,7 @@ public final class ServeCommand implements Callable<Integer> {
     public Integer call() throws IOException, InterruptedException {
         EngineOptions engine = options.engine;
         PolicySpec ps = engine.policy.spec();
-        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // refuse a bad name before loading
+        template.check();
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
                 options.sampling.temperature, options.sampling.topP);
@@ -93,10 +92,7 @@ public final class ServeCommand implements Callable<Integer> {
                  Llama llama = engine.newModel(m)) {
                 // the model's own Jinja template when it renders, else a built-in format, as in chat
                 PrintWriter err = spec.commandLine().getErr();
-                ChatTemplate tpl = ChatTemplate.select(template, m.vocabulary(), warning -> {
-                    err.println("fdkvc serve: " + warning);
-                    err.flush();
-                });
+                ChatTemplate tpl = template.select(m.vocabulary(), err, "serve");
                 ChatFormat format = new ChatFormat(tpl, Tokenizers.from(m.vocabulary()));
                 String id = options.model.getFileName().toString();
                 server.ready(new ServedModel(id, ModelFingerprint.of(options.model, m.config()), llama, format, ps,

@@ -3,6 +3,7 @@ package io.fdkvc.engine.tensor;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * The k-quants whose weights are {@code d * scale * q - dmin * min} per sub-block of 32 (Q4_K,
@@ -61,6 +62,24 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
 
     static int minsHi(int s1, int s2) {
         return ((s2 >>> 4) & 0x0F0F0F0F) | ((s1 >>> 6) & 0x03030303) << 4;
+    }
+
+    private static int u8(MemorySegment s, long p) {
+        return s.get(ValueLayout.JAVA_BYTE, p) & 0xFF;
+    }
+
+    /**
+     * 6-bit scale of sub-block j (0..7) from the 12 packed bytes at {@code sp}: sub-blocks 0..3
+     * keep theirs in the low 6 bits of bytes 0..3; sub-blocks 4..7 split theirs between the low
+     * nibble of bytes 8..11 and the top 2 bits of bytes 0..3.
+     */
+    static int scale(MemorySegment s, long sp, int j) {
+        return j < 4 ? u8(s, sp + j) & 63 : (u8(s, sp + j + 4) & 0xF) | ((u8(s, sp + j - 4) >>> 6) << 4);
+    }
+
+    /** 6-bit min of sub-block j: as {@link #scale} with bytes 4..7 and the high nibbles of 8..11. */
+    static int min(MemorySegment s, long sp, int j) {
+        return j < 4 ? u8(s, sp + j + 4) & 63 : (u8(s, sp + j + 4) >>> 4) | ((u8(s, sp + j) >>> 6) << 4);
     }
 
     MinKQuantTensor(GgmlType type, MemorySegment seg, int rows, int cols) {

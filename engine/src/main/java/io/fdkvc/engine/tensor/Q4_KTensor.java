@@ -11,7 +11,6 @@ import static io.fdkvc.engine.tensor.Simd.PARTS;
 import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -28,24 +27,6 @@ public final class Q4_KTensor extends MinKQuantTensor {
 
     public Q4_KTensor(MemorySegment seg, int rows, int cols) {
         super(GgmlType.Q4_K, seg, rows, cols);
-    }
-
-    private static int u8(MemorySegment s, long p) {
-        return s.get(ValueLayout.JAVA_BYTE, p) & 0xFF;
-    }
-
-    /**
-     * 6-bit scale of sub-block j (0..7) from the 12 packed bytes at {@code sp}: sub-blocks 0..3
-     * keep theirs in the low 6 bits of bytes 0..3; sub-blocks 4..7 split theirs between the low
-     * nibble of bytes 8..11 and the top 2 bits of bytes 0..3.
-     */
-    static int scale(MemorySegment s, long sp, int j) {
-        return j < 4 ? u8(s, sp + j) & 63 : (u8(s, sp + j + 4) & 0xF) | ((u8(s, sp + j - 4) >>> 6) << 4);
-    }
-
-    /** 6-bit min of sub-block j: as {@link #scale} with bytes 4..7 and the high nibbles of 8..11. */
-    static int min(MemorySegment s, long sp, int j) {
-        return j < 4 ? u8(s, sp + j + 4) & 63 : (u8(s, sp + j + 4) >>> 4) | ((u8(s, sp + j) >>> 6) << 4);
     }
 
     @Override

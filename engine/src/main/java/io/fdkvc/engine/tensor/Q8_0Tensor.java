@@ -72,7 +72,15 @@ public final class Q8_0Tensor extends SegmentTensor {
     @Override
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
-        if (batch < 2 || batch > SMALL_BATCH) {
+        if (batch == 1) {
+            // two weight rows per pass over x: two independent streams of weights and four FMA
+            // chains in flight; each row's sum is computed in dot()'s order (the same bits)
+            int r = rowFrom;
+            for (; r + 1 < rowTo; r += 2) dotPair(r, x, xOff, out, outOff + r);
+            if (r < rowTo) out[outOff + r] = dot(r, x, xOff);
+            return;
+        }
+        if (batch > SMALL_BATCH) {
             super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
             return;
         }
@@ -92,6 +100,53 @@ public final class Q8_0Tensor extends SegmentTensor {
             int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
             for (int r = rowFrom; r < rowTo; r++) dot4(r, x, x0, x1, x2, x3, out, outOff + b0 * outStride + r, outStride, m);
         }
+    }
+
+    /** Rows {@code row} and {@code row + 1} dotted with x into out[o], out[o + 1], each in {@link #dot}'s order. */
+    private void dotPair(int row, float[] x, int xOff, float[] out, int o) {
+        MemorySegment s = seg;
+        long p = rowStart(row), pr = rowStart(row + 1);
+        int nb = cols / QK;
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0, bcc0 = acc0, bcc1 = acc0;
+        int b = 0;
+        for (; b + 1 < nb; b += 2, p += 2 * BLOCK, pr += 2 * BLOCK) {
+            int xb = xOff + b * QK;
+            FloatVector s0 = FloatVector.zero(F), s1 = s0, t0 = s0, t1 = s0;
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q0 = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                ByteVector q1 = ByteVector.fromMemorySegment(B, s, p + BLOCK + 2 + j, LE);
+                ByteVector r0 = ByteVector.fromMemorySegment(B, s, pr + 2 + j, LE);
+                ByteVector r1 = ByteVector.fromMemorySegment(B, s, pr + BLOCK + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) {
+                    FloatVector xa = FloatVector.fromArray(F, x, xb + j + k * L), xc = FloatVector.fromArray(F, x, xb + QK + j + k * L);
+                    s0 = Simd.toFloats(q0, k).fma(xa, s0);
+                    s1 = Simd.toFloats(q1, k).fma(xc, s1);
+                    t0 = Simd.toFloats(r0, k).fma(xa, t0);
+                    t1 = Simd.toFloats(r1, k).fma(xc, t1);
+                }
+            }
+            acc0 = s0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc0);
+            acc1 = s1.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + BLOCK))), acc1);
+            bcc0 = t0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, pr))), bcc0);
+            bcc1 = t1.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, pr + BLOCK))), bcc1);
+        }
+        if (b < nb) {
+            int xb = xOff + b * QK;
+            FloatVector s0 = FloatVector.zero(F), t0 = s0;
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q0 = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                ByteVector r0 = ByteVector.fromMemorySegment(B, s, pr + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) {
+                    FloatVector xa = FloatVector.fromArray(F, x, xb + j + k * L);
+                    s0 = Simd.toFloats(q0, k).fma(xa, s0);
+                    t0 = Simd.toFloats(r0, k).fma(xa, t0);
+                }
+            }
+            acc0 = s0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc0);
+            bcc0 = t0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, pr))), bcc0);
+        }
+        out[o] = Simd.sum(acc0.add(acc1));
+        out[o + 1] = Simd.sum(bcc0.add(bcc1));
     }
 
     /** Row {@code row} dotted with two batch rows, into out[o] and out[o + stride] (as {@link #dot4}). */

@@ -52,6 +52,33 @@ class MatmulTest {
         }
     }
 
+    /**
+     * A batch of one is decode's product: whatever the kernel does with several rows at a time
+     * (Q8_0 reads two weight rows per pass over x), each output must be the very float
+     * {@link FloatTensor#dot} gives, so that a token's logits do not depend on how the rows were
+     * split over threads. Ranges with odd and even ends, and the single-block column case.
+     */
+    @ParameterizedTest
+    @EnumSource(GgmlType.class)
+    void batchOfOneIsDotBitForBit(GgmlType type) {
+        Random r = new Random(type.ordinal() * 17 + 3);
+        for (int blocks : new int[] {1, 3, Math.max(2, 576 / type.blockSize)}) {
+            int rows = 9, cols = blocks * type.blockSize;
+            byte[] bytes = Reference.randomRows(type, r, rows, blocks);
+            FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+            float[] x = new float[cols + 3];
+            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            for (int[] range : new int[][] {{0, rows}, {1, rows}, {2, 7}, {3, 4}}) {
+                float[] out = new float[rows + 2];
+                t.matmul(range[0], range[1], x, 3, cols, 1, out, 2, rows);
+                for (int row = range[0]; row < range[1]; row++) {
+                    assertThat(Float.floatToRawIntBits(out[2 + row])).as("%s %d blocks row %d of [%d, %d)", type, blocks, row, range[0], range[1])
+                            .isEqualTo(Float.floatToRawIntBits(t.dot(row, x, 3)));
+                }
+            }
+        }
+    }
+
     /** The scalar twin of the lane fold is the same fold: the same bits for any lane values. */
     @Test
     void scalarLaneFoldEqualsTheVectorFold() {

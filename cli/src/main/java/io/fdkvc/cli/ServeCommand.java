@@ -7,6 +7,7 @@ import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.ChatFormat;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.session.JitWarmup;
 import io.fdkvc.engine.tokenizer.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import io.fdkvc.server.ChatServer;
@@ -15,6 +16,8 @@ import io.fdkvc.server.ServedModel;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -69,6 +72,12 @@ public final class ServeCommand implements Callable<Integer> {
             description = "largest request body (413 beyond); default: ${DEFAULT-VALUE}")
     int maxBody;
 
+    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
+            description = {"before it reports ready, run throwaway conversations for this long so that the JIT has compiled",
+                    "the forward pass, batched decoding and the policy (a fresh JVM is slower for its first few dozen turns);",
+                    "0: none; default: ${DEFAULT-VALUE}"})
+    double warmup;
+
     @Mixin
     ModelOptions options;
 
@@ -81,6 +90,7 @@ public final class ServeCommand implements Callable<Integer> {
         PolicySpec ps = engine.policy.spec();
         template.check();
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
+        if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
                 options.sampling.temperature, options.sampling.topP);
         PrintWriter out = spec.commandLine().getOut();
@@ -95,6 +105,13 @@ public final class ServeCommand implements Callable<Integer> {
                 ChatTemplate tpl = template.select(m.vocabulary(), err, "serve");
                 ChatFormat format = new ChatFormat(tpl, Tokenizers.from(m.vocabulary()));
                 String id = options.model.getFileName().toString();
+                if (warmup > 0) {
+                    JitWarmup.Result w = JitWarmup.run(llama, ps, engine.maxTurnTokens, engine.positionMode(), parallel,
+                            Duration.ofNanos((long) (warmup * 1e9)));
+                    out.printf(Locale.ROOT, "fdkvc serve: warm-up: %d turns of %d throwaway conversations, %d tokens, %.1f s%n",
+                            w.turns(), Math.min(parallel, llama.maxBatch()), w.tokens(), w.nanos() / 1e9);
+                    out.flush();
+                }
                 server.ready(new ServedModel(id, ModelFingerprint.of(options.model, m.config()), llama, format, ps,
                         engine.maxTurnTokens, engine.positionMode()));
                 out.println("fdkvc serve: ready: " + id + ", policy " + ps + ", template " + tpl.id()

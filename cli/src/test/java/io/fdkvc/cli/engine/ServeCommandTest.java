@@ -139,5 +139,10 @@ class ServeCommandTest {
         r = CliRun.of("serve", "--model", model().toString(), "--sessions", "0");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.err()).contains("--sessions must be >= 1");
+        for (String w : new String[] {"-1", "NaN", "3601"}) {
+            r = CliRun.of("serve", "--model", model().toString(), "--warmup", w);
+            assertThat(r.status()).as("--warmup %s", w).isEqualTo(2);
+            assertThat(r.err()).contains("--warmup must be between 0 and 3600 seconds, got");
+        }
     }
 }

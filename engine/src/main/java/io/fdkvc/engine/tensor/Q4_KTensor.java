@@ -75,12 +75,12 @@ public final class Q4_KTensor extends MinKQuantTensor {
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
-            long sp = p + 4;
+            long sc = scales(s, p), mn = mins(s, p);
             for (int c = 0; c < 4; c++) {
                 long qp = p + 16 + 32 * c;
                 int o = off + b * QK + 64 * c;
-                float d1 = d * scale(s, sp, 2 * c), m1 = dmin * min(s, sp, 2 * c);
-                float d2 = d * scale(s, sp, 2 * c + 1), m2 = dmin * min(s, sp, 2 * c + 1);
+                float d1 = d * sub(sc, 2 * c), m1 = dmin * sub(mn, 2 * c);
+                float d2 = d * sub(sc, 2 * c + 1), m2 = dmin * sub(mn, 2 * c + 1);
                 for (int j = 0; j < 32; j += BL) {
                     ByteVector q = ByteVector.fromMemorySegment(B, s, qp + j, LE);
                     for (int k = 0; k < PARTS; k++) {

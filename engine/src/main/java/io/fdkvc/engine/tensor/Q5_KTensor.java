@@ -97,10 +97,10 @@ public final class Q5_KTensor extends MinKQuantTensor {
         long p = rowStart(row);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p)), dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
-            long sp = p + 4;
+            long sc = scales(s, p), mn = mins(s, p);
             for (int c = 0; c < 4; c++) {
-                float d1 = d * scale(s, sp, 2 * c), m1 = dmin * min(s, sp, 2 * c);
-                float d2 = d * scale(s, sp, 2 * c + 1), m2 = dmin * min(s, sp, 2 * c + 1);
+                float d1 = d * sub(sc, 2 * c), m1 = dmin * sub(mn, 2 * c);
+                float d2 = d * sub(sc, 2 * c + 1), m2 = dmin * sub(mn, 2 * c + 1);
                 for (int l = 0; l < 32; l += BL) {
                     ByteVector q = ByteVector.fromMemorySegment(B, s, p + 48 + 32 * c + l, LE);
                     ByteVector h = ByteVector.fromMemorySegment(B, s, p + 16 + l, LE);

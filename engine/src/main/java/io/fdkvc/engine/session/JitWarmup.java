@@ -45,9 +45,9 @@ public final class JitWarmup {
      * {@code maxTurnTokens} and {@code positions} build them) until {@code budget} has passed,
      * at least one (possibly shortened) turn when the budget is positive and none when it is zero;
      * the time is checked after each decode step, so it is overrun by at most the turn's prefill
-     * chunks and one step. Each turn prefills
-     * a chunk of the model's batch size (bounded by the turn headroom), decodes a few tokens in
-     * conversation 0 alone and then, with several conversations, as one batch of all.
+     * chunks and one step. Each turn prefills a chunk of the model's batch size (bounded by the
+     * turn headroom), decodes a few tokens in conversation 0 alone and then, with several
+     * conversations, as one batch of all.
      */
     public static Result run(Llama model, PolicySpec spec, int maxTurnTokens, PositionMode positions, int conversations,
                              Duration budget) {
@@ -81,7 +81,6 @@ public final class JitWarmup {
         Sampler greedy = Sampler.greedy(vocab);
         long deadline = start + budget.toNanos(), tokens = 0, batchSteps = 0;
         int turns = 0, peak = 0;
-        // a fixed walk over the vocabulary: any ids do, as long as they are valid
         long walk = 1;
         do {
             // an unbounded cache (full) would grow for as long as the warm-up runs
@@ -92,7 +91,7 @@ public final class JitWarmup {
                 }
             }
             for (int i = 0; i < n; i++) {
-                for (int t = 0; t < prompt; t++) chunk[t] = (int) ((walk = walk * 6364136223846793005L + 1442695040888963407L) >>> 33) % vocab;
+                for (int t = 0; t < prompt; t++) chunk[t] = token(walk = step(walk), vocab);
                 sessions[i].feed(chunk, 0, prompt, i == 0);
                 tokens += prompt;
             }
@@ -103,7 +102,7 @@ public final class JitWarmup {
                 tokens++;
             }
             for (int s = 0; s < batched && System.nanoTime() < deadline; s++) {
-                for (int i = 0; i < n; i++) next[i] = (int) ((walk = walk * 6364136223846793005L + 1442695040888963407L) >>> 33) % vocab;
+                for (int i = 0; i < n; i++) next[i] = token(walk = step(walk), vocab);
                 model.forwardDecodeBatch(caches, next, n);
                 tokens += n;
                 batchSteps++;
@@ -112,5 +111,14 @@ public final class JitWarmup {
             turns++;
         } while (System.nanoTime() < deadline && turns < maxTurns);
         return new Result(turns, tokens, batchSteps, peak, System.nanoTime() - start);
+    }
+
+    /** The warm-up's token ids: a fixed walk (a 64-bit LCG) over the vocabulary; any valid ids do. */
+    private static long step(long walk) {
+        return walk * 6364136223846793005L + 1442695040888963407L;
+    }
+
+    private static int token(long walk, int vocab) {
+        return (int) ((walk >>> 33) % vocab);
     }
 }

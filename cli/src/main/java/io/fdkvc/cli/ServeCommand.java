@@ -74,7 +74,7 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
             description = {"before it reports ready, run throwaway conversations for this long so that the JIT has compiled",
-                    "the forward pass, batched decoding and the policy (a fresh JVM is slower for its first few dozen turns);",
+                    "the forward pass, batched decoding and the policy (a fresh JVM's first request is several times slower);",
                     "0: none; default: ${DEFAULT-VALUE}"})
     double warmup;
 

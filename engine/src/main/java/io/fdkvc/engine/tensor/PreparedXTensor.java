@@ -22,8 +22,13 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
         super(type, seg, rows, cols);
     }
 
-    /** Floats of per-lane sums {@link #prepare} writes for this tensor's columns. */
-    abstract int sumsLength();
+    /**
+     * Floats of per-lane sums {@link #prepare} writes for this tensor's columns: by default one
+     * per four weights, the k-quants' lane layout ({@link #permuteLanes}).
+     */
+    int sumsLength() {
+        return cols / 4;
+    }
 
     /** Writes x[xOff .. xOff + cols) in the kernel's order to xp and its per-lane sums to xs. */
     abstract void prepare(float[] x, int xOff, float[] xp, float[] xs);

@@ -44,8 +44,6 @@ public final class Q6_KTensor extends PreparedXTensor {
      * a value q * 2^8m that converts to float exactly, and the permuted x carries 2^-8m.
      */
 
-    /** Int vectors per 128 bytes of ql. */
-
     /**
      * Per (int load u, nibble n, lane i), entry (2u + n) * L + i: the left rotation that brings
      * qh bits 4n + 2k, 4n + 2k + 1 of each byte to bits 4 and 5 (rotating instead of shifting
@@ -87,11 +85,6 @@ public final class Q6_KTensor extends PreparedXTensor {
     @Override
     void prepare(float[] x, int xOff, float[] xp, float[] xs) {
         permuteLanes(x, xOff, cols, SOURCE, -32f, xp, xs);
-    }
-
-    @Override
-    int sumsLength() {
-        return cols / 4;
     }
 
     /**

@@ -5,7 +5,6 @@
  *   -cp engine/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS]
  */
 import io.fdkvc.engine.tensor.*;
-import java.lang.foreign.*;
 import java.util.*;
 
 public class DotBench {
@@ -14,14 +13,8 @@ public class DotBench {
         for (String tn : a[0].split(",")) {
             GgmlType t = GgmlType.valueOf(tn);
             Random r = new Random(1);
-            float[] w = new float[rows * cols];
-            for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
-            byte[] q = Quantizer.quantize(t, w);
-            MemorySegment seg = Arena.global().allocate(q.length, 64);
-            MemorySegment.copy(MemorySegment.ofArray(q), 0, seg, 0, q.length);
-            FloatTensor ft = Tensors.view(t, seg, rows, cols);
-            float[] x = new float[cols];
-            for (int i = 0; i < cols; i++) x[i] = (float) r.nextGaussian();
+            FloatTensor ft = RandomTensor.of(t, rows, cols, r);
+            float[] x = RandomTensor.gaussian(cols, r);
             float[] out = new float[rows];
             double best = 0;
             long end = System.nanoTime() + (long) (Double.parseDouble(a.length > 3 ? a[3] : "10") * 1e9);

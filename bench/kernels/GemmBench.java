@@ -8,7 +8,6 @@
  * (ROWSxCOLS; a type whose block does not divide COLS is skipped)
  */
 import io.fdkvc.engine.tensor.*;
-import java.lang.foreign.*;
 import java.util.*;
 import java.util.concurrent.*;
 
@@ -24,14 +23,8 @@ public class GemmBench {
                 int rows = Integer.parseInt(shape.split("x")[0]), cols = Integer.parseInt(shape.split("x")[1]);
                 if (cols % t.blockSize != 0) continue;
                 Random r = new Random(1);
-                float[] w = new float[rows * cols];
-                for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
-                byte[] q = Quantizer.quantize(t, w);
-                MemorySegment seg = Arena.global().allocate(q.length, 64);
-                MemorySegment.copy(MemorySegment.ofArray(q), 0, seg, 0, q.length);
-                FloatTensor ft = Tensors.view(t, seg, rows, cols);
-                float[] x = new float[batch * cols];
-                for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+                FloatTensor ft = RandomTensor.of(t, rows, cols, r);
+                float[] x = RandomTensor.gaussian(batch * cols, r);
                 float[] out = new float[batch * rows];
                 double macs = (double) rows * cols * batch, best = 0;
                 int reps = Math.max(1, (int) (2e8 / macs));

@@ -72,11 +72,18 @@ public final class Q8_0Tensor extends SegmentTensor {
     @Override
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
+        // the rows are visited as STREAMS interleaved quarters of the range (see FloatTensor#STREAMS);
+        // each row's sum is computed as before, so only the order of the rows changes
+        int q = (rowTo - rowFrom) / STREAMS, rest = rowFrom + STREAMS * q;
         if (batch == 1) {
-            // two weight rows per pass over x: two independent streams of weights and four FMA
-            // chains in flight; each row's sum is computed in dot()'s order (the same bits)
-            int r = rowFrom;
-            for (; r + 1 < rowTo; r += 2) dotPair(r, x, xOff, out, outOff + r);
+            // two weight rows per pass over x (four FMA chains in flight), each summed in dot()'s
+            // order (the same bits): rows r and r + q, then r + 2q and r + 3q
+            for (int r = rowFrom; r < rowFrom + q; r++) {
+                dotPair(r, r + q, x, xOff, out, outOff);
+                dotPair(r + 2 * q, r + 3 * q, x, xOff, out, outOff);
+            }
+            int r = rest;
+            for (; r + 1 < rowTo; r += 2) dotPair(r, r + 1, x, xOff, out, outOff);
             if (r < rowTo) out[outOff + r] = dot(r, x, xOff);
             return;
         }
@@ -89,8 +96,17 @@ public final class Q8_0Tensor extends SegmentTensor {
             if (m <= 2) {
                 // one or two rows left: the four-row kernel would spend half its FMAs on copies
                 int x0 = xOff + b0 * xStride, o = outOff + b0 * outStride;
-                if (m == 1) for (int r = rowFrom; r < rowTo; r++) out[o + r] = dot(r, x, x0);
-                else for (int r = rowFrom; r < rowTo; r++) dot2(r, x, x0, x0 + xStride, out, o + r, outStride);
+                if (m == 1) {
+                    for (int r = rowFrom; r < rowFrom + q; r++) {
+                        for (int k = 0; k < STREAMS; k++) out[o + r + k * q] = dot(r + k * q, x, x0);
+                    }
+                    for (int r = rest; r < rowTo; r++) out[o + r] = dot(r, x, x0);
+                } else {
+                    for (int r = rowFrom; r < rowFrom + q; r++) {
+                        for (int k = 0; k < STREAMS; k++) dot2(r + k * q, x, x0, x0 + xStride, out, o + r + k * q, outStride);
+                    }
+                    for (int r = rest; r < rowTo; r++) dot2(r, x, x0, x0 + xStride, out, o + r, outStride);
+                }
                 continue;
             }
             // the missing rows of a short group read the group's last row; their sums are dropped
@@ -98,14 +114,18 @@ public final class Q8_0Tensor extends SegmentTensor {
             int x1 = xOff + (b0 + Math.min(1, m - 1)) * xStride;
             int x2 = xOff + (b0 + Math.min(2, m - 1)) * xStride;
             int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
-            for (int r = rowFrom; r < rowTo; r++) dot4(r, x, x0, x1, x2, x3, out, outOff + b0 * outStride + r, outStride, m);
+            int o = outOff + b0 * outStride;
+            for (int r = rowFrom; r < rowFrom + q; r++) {
+                for (int k = 0; k < STREAMS; k++) dot4(r + k * q, x, x0, x1, x2, x3, out, o + r + k * q, outStride, m);
+            }
+            for (int r = rest; r < rowTo; r++) dot4(r, x, x0, x1, x2, x3, out, o + r, outStride, m);
         }
     }
 
-    /** Rows {@code row} and {@code row + 1} dotted with x into out[o], out[o + 1], each in {@link #dot}'s order. */
-    private void dotPair(int row, float[] x, int xOff, float[] out, int o) {
+    /** Rows {@code row} and {@code row2} dotted with x into out[outOff + row], out[outOff + row2], each in {@link #dot}'s order. */
+    private void dotPair(int row, int row2, float[] x, int xOff, float[] out, int outOff) {
         MemorySegment s = seg;
-        long p = rowStart(row), pr = rowStart(row + 1);
+        long p = rowStart(row), pr = rowStart(row2);
         int nb = cols / QK;
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0, bcc0 = acc0, bcc1 = acc0;
         int b = 0;
@@ -145,8 +165,8 @@ public final class Q8_0Tensor extends SegmentTensor {
             acc0 = s0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p))), acc0);
             bcc0 = t0.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, pr))), bcc0);
         }
-        out[o] = Simd.sum(acc0.add(acc1));
-        out[o + 1] = Simd.sum(bcc0.add(bcc1));
+        out[outOff + row] = Simd.sum(acc0.add(acc1));
+        out[outOff + row2] = Simd.sum(bcc0.add(bcc1));
     }
 
     /** Row {@code row} dotted with two batch rows, into out[o] and out[o + stride] (as {@link #dot4}). */

@@ -21,12 +21,12 @@ class MatmulTest {
     @EnumSource(GgmlType.class)
     void batchedProductIsEveryRowTimesEveryBatchRow(GgmlType type) {
         Random r = new Random(type.ordinal() * 31 + 5);
-        int rows = 16, blocks = Math.max(1, 288 / type.blockSize), cols = blocks * type.blockSize;
+        int rows = 19, blocks = Math.max(1, 288 / type.blockSize), cols = blocks * type.blockSize;
         byte[] bytes = Reference.randomRows(type, r, rows, blocks);
         FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
         // batch rows: a plain dot, partial tiles, and more than one tile of NB
-        for (int batch : new int[] {1, 2, 3, 5, 6, 7, FloatTensor.NB + 3}) {
-            int xOff = 5, xStride = cols + 3, outOff = 2, outStride = rows + 4, from = 1, to = rows;
+        for (int batch : new int[] {1, 2, 3, 4, 5, 6, 7, FloatTensor.NB + 3}) {
+            int xOff = 5, xStride = cols + 3, outOff = 2, outStride = rows + 4, from = 1, to = rows - 1;
             float[] x = new float[xOff + batch * xStride];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
             float[] out = new float[outOff + batch * outStride];
@@ -34,7 +34,7 @@ class MatmulTest {
             for (int b = 0; b < batch; b++) {
                 for (int row = 0; row < rows; row++) {
                     float got = out[outOff + b * outStride + row];
-                    if (row < from) {
+                    if (row < from || row >= to) {
                         assertThat(got).as("rows outside the range stay untouched").isZero();
                         continue;
                     }
@@ -54,7 +54,8 @@ class MatmulTest {
 
     /**
      * A batch of one is decode's product: whatever the kernel does with several rows at a time
-     * (Q8_0 reads two weight rows per pass over x), each output must be the very float
+     * (Q8_0 reads two weight rows per pass over x; every type visits the rows as four interleaved
+     * streams, {@link FloatTensor#STREAMS}), each output must be the very float
      * {@link FloatTensor#dot} gives, so that a token's logits do not depend on how the rows were
      * split over threads. Ranges with odd and even ends, and the single-block column case.
      */
@@ -63,15 +64,21 @@ class MatmulTest {
     void batchOfOneIsDotBitForBit(GgmlType type) {
         Random r = new Random(type.ordinal() * 17 + 3);
         for (int blocks : new int[] {1, 3, Math.max(2, 576 / type.blockSize)}) {
-            int rows = 9, cols = blocks * type.blockSize;
+            int rows = 23, cols = blocks * type.blockSize;
             byte[] bytes = Reference.randomRows(type, r, rows, blocks);
             FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
             float[] x = new float[cols + 3];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
-            for (int[] range : new int[][] {{0, rows}, {1, rows}, {2, 7}, {3, 4}}) {
+            // ranges whose length is a multiple of the streams and ones that leave 1-3 rows over
+            for (int[] range : new int[][] {{0, rows}, {1, rows}, {2, 7}, {3, 4}, {4, 20}, {5, 22}, {6, 9}}) {
                 float[] out = new float[rows + 2];
+                java.util.Arrays.fill(out, Float.NaN);
                 t.matmul(range[0], range[1], x, 3, cols, 1, out, 2, rows);
-                for (int row = range[0]; row < range[1]; row++) {
+                for (int row = 0; row < rows; row++) {
+                    if (row < range[0] || row >= range[1]) {
+                        assertThat(out[2 + row]).as("%s row %d outside [%d, %d) untouched", type, row, range[0], range[1]).isNaN();
+                        continue;
+                    }
                     assertThat(Float.floatToRawIntBits(out[2 + row])).as("%s %d blocks row %d of [%d, %d)", type, blocks, row, range[0], range[1])
                             .isEqualTo(Float.floatToRawIntBits(t.dot(row, x, 3)));
                 }

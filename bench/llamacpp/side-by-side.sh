@@ -13,13 +13,14 @@ shift 3
 T=${T:-2} P=${P:-64} N=${N:-32} TURNS=${TURNS:-4} WARMUP=${WARMUP:-1} JITW=${JITW:-2} DEPTHS=${DEPTHS:-0,256,512}
 mkdir -p "$out"
 touch "$out/runs.tsv"
+./fdkvc --version >/dev/null   # build the jar first, so that no run measures (or parses) a build
 for r in $(seq 1 "$rounds"); do
   for f in "$@"; do
     name=$(basename "$f" .gguf)
     echo "== round $r $name ours t=$T; load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/raw.log"
     ./fdkvc bench --model "$f" --threads "$T" --budget 256 --prompt-tokens "$P" --gen-tokens "$N" \
         --turns "$TURNS" --warmup "$WARMUP" --jit-warmup "$JITW" 2>&1 | tee -a "$out/raw.log" | awk -v r="$r" -v n="$name" \
-        '$1 ~ /^full|^fdkvc/ { split($1, p, "("); print r "\t" n "\tours-" p[1] "\tprefill\t" $2; print r "\t" n "\tours-" p[1] "\tdecode\t" $3 }' >> "$out/runs.tsv"
+        '$1 ~ /^(full|fdkvc)\(/ { split($1, p, "("); print r "\t" n "\tours-" p[1] "\tprefill\t" $2; print r "\t" n "\tours-" p[1] "\tdecode\t" $3 }' >> "$out/runs.tsv"
     echo "== round $r $name llama.cpp t=$T; load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/raw.log"
     "$lb" -m "$f" -t "$T" -r 1 -p "$P" -n "$N" -d "$DEPTHS" -o csv 2>/dev/null | tee -a "$out/raw.log" | awk -F, -v r="$r" -v n="$name" '
       NR == 1 { for (i = 1; i <= NF; i++) { gsub(/"/, "", $i); col[$i] = i }; next }

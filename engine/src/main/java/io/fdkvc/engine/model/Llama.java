@@ -67,7 +67,7 @@ public final class Llama implements AutoCloseable {
     // lanes, a group-mean row of weights (observation) and a RoPE scratch
     private float[] att = new float[0];
     private final float[] unitMax, unitInv;
-    private final float[][] qrot;
+    private final float[][] qrot, qrotNext;
     private final float[][] lanes;
     private float[][] groupRow;
     private final float[][] ropeScratch;
@@ -92,6 +92,7 @@ public final class Llama implements AutoCloseable {
     private final LlamaWorkers.Body ropePhase = this::ropeRange;
     private final LlamaWorkers.Body qkNormPhase = this::qkNormRange;
     private final LlamaWorkers.Body scoresPhase = this::scoresRange;
+    private final LlamaWorkers.Body scoresPairPhase = this::scoresPairRange;
     private final LlamaWorkers.Body valuesPhase = this::valuesRange;
     private final LlamaWorkers.Body observePhase = this::observeRange;
     private final LlamaWorkers.Body outputProjPhase = this::outputProjRange;
@@ -141,6 +142,7 @@ public final class Llama implements AutoCloseable {
         unitMax = new float[heads * maxBatch];
         unitInv = new float[heads * maxBatch];
         qrot = new float[threads][hd];
+        qrotNext = new float[threads][hd];
         lanes = new float[threads][4 * S.length()];
         groupRow = new float[threads][0];
         ropeScratch = new float[threads][hd];
@@ -380,7 +382,7 @@ public final class Llama implements AutoCloseable {
         for (int from = 0; from < n; from += attentionBlock) {
             pFrom = from;
             pBlock = Math.min(attentionBlock, n - from);
-            parallel(heads * pBlock, scoresPhase, work * pBlock);
+            parallel(heads * pBlock, pBlock > 1 ? scoresPairPhase : scoresPhase, work * pBlock);
             parallel(heads * pBlock, valuesPhase, work * pBlock);
             if (cache.observing()) parallel(kvHeads, observePhase, keys * group * pBlock);
         }
@@ -546,30 +548,65 @@ public final class Llama implements AutoCloseable {
 
     /** Phase 1: the unit's rotated query against the stream's rotated keys, scaled, plus eq. 9's bias; the row's max. */
     private void scoresRange(int worker, int from, int to) {
-        int n = pBatch, nb = pBlock;
-        boolean original = pCache.positionMode() == PositionMode.ORIGINAL;
-        boolean modulated = pCache.modulated();
-        float[] qr = qrot[worker], row = att;
+        float[] qr = qrot[worker];
         for (int u = from; u < to; u++) {
-            int h = u / nb, t = pFrom + u % nb, kvh = h / group;
+            int h = u / pBlock, t = pFrom + u % pBlock, kvh = h / group;
             KvStream s = pCache.stream(pLayer, kvh);
             // every token of the chunk is already in the stream; token t sees up to itself
-            int count = s.size() - (n - 1 - t);
-            int self = count - 1;
-            if (original) rope.rotateAt(q, t * qDim + h * hd, qr, 0, s.positions()[self], ropeScratch[worker]);
-            else rope.rotate(q, t * qDim + h * hd, qr, 0, self);
-            int o = u * scratchCap;
-            scores(qr, pCache.rotatedKeys(pLayer, kvh), count, row, o);
-            float max = Float.NEGATIVE_INFINITY;
-            float[] bias = s.logitBias();
-            for (int i = 0; i < count; i++) {
-                float z = row[o + i] * attnScale;
-                if (modulated) z += bias[i];
-                row[o + i] = z;
-                if (z > max) max = z;
-            }
-            unitMax[u] = max;
+            int count = s.size() - (pBatch - 1 - t);
+            rotateQuery(s, t, h, count - 1, qr, worker);
+            scores(qr, pCache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap);
+            scaleBiasMax(s, u, count);
         }
+    }
+
+    /**
+     * Phase 1 for a block of several tokens (prefill): a head's consecutive tokens t and t+1 read
+     * the same keys, t+1 one more of them, so they go through {@link #scoresPair} together, which
+     * loads each key tile once for both. Each score is the same FMA chain as in {@link #scores}
+     * (the same bits); token t's row gets one score past its count, which nothing reads.
+     */
+    private void scoresPairRange(int worker, int from, int to) {
+        float[] qr = qrot[worker], qr2 = qrotNext[worker];
+        for (int u = from; u < to; ) {
+            int tb = u % pBlock, h = u / pBlock, t = pFrom + tb, kvh = h / group;
+            KvStream s = pCache.stream(pLayer, kvh);
+            int count = s.size() - (pBatch - 1 - t);
+            float[] keys = pCache.rotatedKeys(pLayer, kvh);
+            rotateQuery(s, t, h, count - 1, qr, worker);
+            if (u + 1 < to && tb + 1 < pBlock) {
+                rotateQuery(s, t + 1, h, count, qr2, worker);
+                scoresPair(qr, qr2, keys, hd, count + 1, att, u * scratchCap, (u + 1) * scratchCap);
+                scaleBiasMax(s, u, count);
+                scaleBiasMax(s, u + 1, count + 1);
+                u += 2;
+            } else {
+                scores(qr, keys, hd, count, att, u * scratchCap);
+                scaleBiasMax(s, u, count);
+                u++;
+            }
+        }
+    }
+
+    /** Token t's query for head h into dst, rotated to the position of the stream's entry {@code self}. */
+    private void rotateQuery(KvStream s, int t, int h, int self, float[] dst, int worker) {
+        if (pCache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, t * qDim + h * hd, dst, 0, s.positions()[self], ropeScratch[worker]);
+        else rope.rotate(q, t * qDim + h * hd, dst, 0, self);
+    }
+
+    /** The unit's first {@code count} scores scaled, plus eq. 9's bias when the cache modulates; their max into unitMax. */
+    private void scaleBiasMax(KvStream s, int u, int count) {
+        boolean modulated = pCache.modulated();
+        float[] row = att, bias = s.logitBias();
+        int o = u * scratchCap;
+        float max = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < count; i++) {
+            float z = row[o + i] * attnScale;
+            if (modulated) z += bias[i];
+            row[o + i] = z;
+            if (z > max) max = z;
+        }
+        unitMax[u] = max;
     }
 
     /** Phase 2: the unit's softmax (its row becomes exp(z - max), 1/sum kept) and its weighted values. */
@@ -616,7 +653,7 @@ public final class Llama implements AutoCloseable {
      * keep four independent chains in flight; the last tile writes up to a tile past count
      * (the scratch rows are whole tiles long).
      */
-    private void scores(float[] q, float[] tiles, int count, float[] sc, int so) {
+    static void scores(float[] q, float[] tiles, int hd, int count, float[] sc, int so) {
         int T = KvCache.KEY_TILE, tileFloats = T * hd, i = 0, base = 0;
         for (; i + 3 * T < count; i += 4 * T, base += 4 * tileFloats) {
             FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
@@ -636,6 +673,49 @@ public final class Llama implements AutoCloseable {
             FloatVector a0 = FloatVector.zero(S);
             for (int d = 0, p = base; d < hd; d++, p += T) a0 = FloatVector.fromArray(S, tiles, p).fma(FloatVector.broadcast(S, q[d]), a0);
             a0.intoArray(sc, so + i);
+        }
+    }
+
+    /**
+     * {@link #scores} for two queries over the same keys: sc[so + i] = q . key i and
+     * sc[so2 + i] = q2 . key i for i < count, each the same FMA chain over d as in scores (the
+     * same bits), with each tile's vector loaded once for both.
+     */
+    static void scoresPair(float[] q, float[] q2, float[] tiles, int hd, int count, float[] sc, int so, int so2) {
+        int T = KvCache.KEY_TILE, tileFloats = T * hd, i = 0, base = 0;
+        for (; i + 3 * T < count; i += 4 * T, base += 4 * tileFloats) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            for (int d = 0, p = base; d < hd; d++, p += T) {
+                FloatVector qd = FloatVector.broadcast(S, q[d]), rd = FloatVector.broadcast(S, q2[d]);
+                FloatVector k0 = FloatVector.fromArray(S, tiles, p), k1 = FloatVector.fromArray(S, tiles, p + tileFloats);
+                FloatVector k2 = FloatVector.fromArray(S, tiles, p + 2 * tileFloats), k3 = FloatVector.fromArray(S, tiles, p + 3 * tileFloats);
+                a0 = k0.fma(qd, a0);
+                a1 = k1.fma(qd, a1);
+                a2 = k2.fma(qd, a2);
+                a3 = k3.fma(qd, a3);
+                b0 = k0.fma(rd, b0);
+                b1 = k1.fma(rd, b1);
+                b2 = k2.fma(rd, b2);
+                b3 = k3.fma(rd, b3);
+            }
+            a0.intoArray(sc, so + i);
+            a1.intoArray(sc, so + i + T);
+            a2.intoArray(sc, so + i + 2 * T);
+            a3.intoArray(sc, so + i + 3 * T);
+            b0.intoArray(sc, so2 + i);
+            b1.intoArray(sc, so2 + i + T);
+            b2.intoArray(sc, so2 + i + 2 * T);
+            b3.intoArray(sc, so2 + i + 3 * T);
+        }
+        for (; i < count; i += T, base += tileFloats) {
+            FloatVector a0 = FloatVector.zero(S), b0 = a0;
+            for (int d = 0, p = base; d < hd; d++, p += T) {
+                FloatVector k0 = FloatVector.fromArray(S, tiles, p);
+                a0 = k0.fma(FloatVector.broadcast(S, q[d]), a0);
+                b0 = k0.fma(FloatVector.broadcast(S, q2[d]), b0);
+            }
+            a0.intoArray(sc, so + i);
+            b0.intoArray(sc, so2 + i);
         }
     }
 

@@ -1,0 +1,46 @@
+// One thread's speed through all of a model's weight matrices, as a decode step reads them: each
+// matrix once per pass, in the forward pass's order, at a batch of B rows (1: a single
+// conversation's decode; 2-8: continuous batching's kernels; 64: a prefill chunk). The whole set
+// of weights is far larger than the caches, so this measures how fast the products stream their
+// weights from memory, which a benchmark on one matrix (bench/kernels/DotBench.java) does not.
+// Prints GMAC/s at the 10th, 50th and 90th percentile of PASSES passes after PASSES/3 warm-up ones.
+//   java --add-modules=jdk.incubator.vector -cp cli/target/fdkvc.jar scripts/WeightPassBench.java smollm2-135m 1 Q8_0 150
+// args: synthetic shape, batch rows, weight type (as --quant), passes
+import io.fdkvc.cli.engine.SyntheticModels;
+import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.tensor.FloatTensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+void main(String[] args) {
+    var model = SyntheticModels.model(args[0], args[2]);
+    int batch = Integer.parseInt(args[1]), passes = Integer.parseInt(args[3]);
+    try (LoadedModel m = SyntheticModels.load(model, null)) {
+        var w = m.weights();
+        var c = m.config();
+        List<FloatTensor> ts = new ArrayList<>();
+        for (int l = 0; l < c.layers(); l++) {
+            ts.addAll(List.of(w.wq()[l], w.wk()[l], w.wv()[l], w.wo()[l], w.wGate()[l], w.wUp()[l], w.wDown()[l]));
+        }
+        ts.add(w.output());
+        int widest = Math.max(c.dim(), c.hiddenDim());
+        float[] x = new float[widest * batch];
+        Random r = new Random(1);
+        for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+        float[] out = new float[c.vocabSize() * batch];
+        long macs = 0;
+        for (FloatTensor t : ts) macs += (long) t.rows() * t.cols();
+        double[] g = new double[passes];
+        for (int p = -passes / 3; p < passes; p++) {
+            long t0 = System.nanoTime();
+            for (FloatTensor t : ts) t.matmul(0, t.rows(), x, 0, t.cols(), batch, out, 0, t.rows());
+            long dt = System.nanoTime() - t0;
+            if (p >= 0) g[p] = (double) batch * macs / dt;
+        }
+        Arrays.sort(g);
+        System.out.printf("%s %s batch %d: %.1f M weights; GMAC/s p10 %.2f, median %.2f, p90 %.2f%n", args[0], args[2], batch,
+                macs / 1e6, g[passes / 10], g[passes / 2], g[passes * 9 / 10]);
+    }
+}

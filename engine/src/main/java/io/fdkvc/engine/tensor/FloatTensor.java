@@ -148,7 +148,9 @@ public abstract class FloatTensor {
     static final int PANEL = 48, KB = 128;
 
     /**
-     * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows) reads at once.
+     * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows) reads at once
+     * (not the k-quants' and Q5_0's batch of one, {@code PreparedXTensor.rows}: their dot products
+     * are bound by the dequantisation arithmetic, and four streams did not speed them up).
      * Its rows are short (576 to 8192 weights) and each is read once, from memory: walked in order,
      * one after the other, they are a single stream, and this machine's prefetchers then fetch
      * 4.7-5.3 GMAC/s of Q8_0 on one thread; four quarters of the range visited in turn fetch

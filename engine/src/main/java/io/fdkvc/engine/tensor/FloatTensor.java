@@ -43,14 +43,12 @@ public abstract class FloatTensor {
      */
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
-        // decode's products read each weight once: their rows are visited as STREAMS interleaved
-        // quarters of the range, so that the memory system fetches four streams at once
-        int q = (rowTo - rowFrom) / STREAMS, rest = rowFrom + STREAMS * q;
+        // decode's products read each weight once: their rows go in streamedRow's order
         if (batch == 1) {
-            for (int r = rowFrom; r < rowFrom + q; r++) {
-                for (int k = 0; k < STREAMS; k++) out[outOff + r + k * q] = dot(r + k * q, x, xOff);
+            for (int i = 0; i < rowTo - rowFrom; i++) {
+                int r = streamedRow(rowFrom, rowTo, i);
+                out[outOff + r] = dot(r, x, xOff);
             }
-            for (int r = rest; r < rowTo; r++) out[outOff + r] = dot(r, x, xOff);
             return;
         }
         int n = cols();
@@ -60,7 +58,7 @@ public abstract class FloatTensor {
             // with every batch row
             float[] w = SCRATCH.get().ensure(0, n, 0).w;
             for (int i = 0; i < rowTo - rowFrom; i++) {
-                int r = i < STREAMS * q ? rowFrom + i / STREAMS + (i % STREAMS) * q : rowFrom + i;
+                int r = streamedRow(rowFrom, rowTo, i);
                 dequantizeRow(r, w, 0);
                 for (int b = 0; b < batch; b++) out[outOff + b * outStride + r] = Simd.dot(w, 0, x, xOff + b * xStride, n);
             }
@@ -154,9 +152,20 @@ public abstract class FloatTensor {
      * Its rows are short (576 to 8192 weights) and each is read once, from memory: walked in order,
      * one after the other, they are a single stream, and this machine's prefetchers then fetch
      * 4.7-5.3 GMAC/s of Q8_0 on one thread; four quarters of the range visited in turn fetch
-     * 8.7-9.0 (a pass over the SmolLM2-135M shape's weights, docs/benchmarks-engine.md).
+     * 8.7-8.9 in three runs of four (a pass over the SmolLM2-135M shape's weights,
+     * docs/benchmarks-engine.md).
      */
     static final int STREAMS = 4;
+
+    /**
+     * The row a decode product over [rowFrom, rowTo) visits at its step i: the range's
+     * {@link #STREAMS} quarters in turn (rowFrom, rowFrom + q, rowFrom + 2q, rowFrom + 3q,
+     * rowFrom + 1, ...), then the one to three rows left over, in order. Each row once.
+     */
+    static int streamedRow(int rowFrom, int rowTo, int i) {
+        int q = (rowTo - rowFrom) / STREAMS;
+        return i < STREAMS * q ? rowFrom + i / STREAMS + (i % STREAMS) * q : rowFrom + i;
+    }
 
     /**
      * Up to this many batch rows {@link #matmul} dots each dequantised weight row with every batch

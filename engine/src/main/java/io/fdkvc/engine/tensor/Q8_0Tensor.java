@@ -72,19 +72,16 @@ public final class Q8_0Tensor extends SegmentTensor {
     @Override
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
-        // the rows are visited as STREAMS interleaved quarters of the range (see FloatTensor#STREAMS);
-        // each row's sum is computed as before, so only the order of the rows changes
-        int q = (rowTo - rowFrom) / STREAMS, rest = rowFrom + STREAMS * q;
+        // the rows go in streamedRow's order (four weight streams in flight); each row's sum is
+        // computed as before, so only the order of the rows changes
+        int n = rowTo - rowFrom;
         if (batch == 1) {
             // two weight rows per pass over x (four FMA chains in flight), each summed in dot()'s
-            // order (the same bits): rows r and r + q, then r + 2q and r + 3q
-            for (int r = rowFrom; r < rowFrom + q; r++) {
-                dotPair(r, r + q, x, xOff, out, outOff);
-                dotPair(r + 2 * q, r + 3 * q, x, xOff, out, outOff);
-            }
-            int r = rest;
-            for (; r + 1 < rowTo; r += 2) dotPair(r, r + 1, x, xOff, out, outOff);
-            if (r < rowTo) out[outOff + r] = dot(r, x, xOff);
+            // order (the same bits): consecutive steps of streamedRow, i.e. rows r and r + q, then
+            // r + 2q and r + 3q
+            int i = 0;
+            for (; i + 1 < n; i += 2) dotPair(streamedRow(rowFrom, rowTo, i), streamedRow(rowFrom, rowTo, i + 1), x, xOff, out, outOff);
+            if (i < n) out[outOff + rowTo - 1] = dot(rowTo - 1, x, xOff);
             return;
         }
         if (batch > SMALL_BATCH) {
@@ -96,16 +93,10 @@ public final class Q8_0Tensor extends SegmentTensor {
             if (m <= 2) {
                 // one or two rows left: the four-row kernel would spend half its FMAs on copies
                 int x0 = xOff + b0 * xStride, o = outOff + b0 * outStride;
-                if (m == 1) {
-                    for (int r = rowFrom; r < rowFrom + q; r++) {
-                        for (int k = 0; k < STREAMS; k++) out[o + r + k * q] = dot(r + k * q, x, x0);
-                    }
-                    for (int r = rest; r < rowTo; r++) out[o + r] = dot(r, x, x0);
-                } else {
-                    for (int r = rowFrom; r < rowFrom + q; r++) {
-                        for (int k = 0; k < STREAMS; k++) dot2(r + k * q, x, x0, x0 + xStride, out, o + r + k * q, outStride);
-                    }
-                    for (int r = rest; r < rowTo; r++) dot2(r, x, x0, x0 + xStride, out, o + r, outStride);
+                for (int i = 0; i < n; i++) {
+                    int r = streamedRow(rowFrom, rowTo, i);
+                    if (m == 1) out[o + r] = dot(r, x, x0);
+                    else dot2(r, x, x0, x0 + xStride, out, o + r, outStride);
                 }
                 continue;
             }
@@ -115,10 +106,10 @@ public final class Q8_0Tensor extends SegmentTensor {
             int x2 = xOff + (b0 + Math.min(2, m - 1)) * xStride;
             int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
             int o = outOff + b0 * outStride;
-            for (int r = rowFrom; r < rowFrom + q; r++) {
-                for (int k = 0; k < STREAMS; k++) dot4(r + k * q, x, x0, x1, x2, x3, out, o + r + k * q, outStride, m);
+            for (int i = 0; i < n; i++) {
+                int r = streamedRow(rowFrom, rowTo, i);
+                dot4(r, x, x0, x1, x2, x3, out, o + r, outStride, m);
             }
-            for (int r = rest; r < rowTo; r++) dot4(r, x, x0, x1, x2, x3, out, o + r, outStride, m);
         }
     }
 

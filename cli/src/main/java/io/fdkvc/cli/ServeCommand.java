@@ -108,8 +108,8 @@ public final class ServeCommand implements Callable<Integer> {
                 if (warmup > 0) {
                     JitWarmup.Result w = JitWarmup.run(llama, ps, engine.maxTurnTokens, engine.positionMode(), parallel,
                             Duration.ofNanos((long) (warmup * 1e9)));
-                    out.printf(Locale.ROOT, "fdkvc serve: warm-up: %d turns of %d throwaway conversations, %d tokens, %.1f s%n",
-                            w.turns(), Math.min(parallel, llama.maxBatch()), w.tokens(), w.nanos() / 1e9);
+                    out.printf(Locale.ROOT, "fdkvc serve: warm-up: %d throwaway conversations, turns: %d, tokens: %d, %.1f s%n",
+                            w.conversations(), w.turns(), w.tokens(), w.nanos() / 1e9);
                     out.flush();
                 }
                 server.ready(new ServedModel(id, ModelFingerprint.of(options.model, m.config()), llama, format, ps,

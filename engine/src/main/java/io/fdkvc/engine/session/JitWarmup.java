@@ -32,13 +32,14 @@ public final class JitWarmup {
     /**
      * What a warm-up did.
      *
-     * @param turns        dialogue turns of each throwaway conversation
-     * @param tokens       tokens through the forward pass, all conversations together
-     * @param batchedSteps decode steps that ran several conversations as one batch
-     * @param peakEntries  the most entries any stream held at the end of a turn
-     * @param nanos        time taken
+     * @param turns         dialogue turns of each throwaway conversation
+     * @param conversations throwaway conversations (the request, up to the model's batch size)
+     * @param tokens        tokens through the forward pass, all conversations together
+     * @param batchedSteps  decode steps that ran several conversations as one batch
+     * @param peakEntries   the most entries any stream held at the end of a turn
+     * @param nanos         time taken
      */
-    public record Result(int turns, long tokens, long batchedSteps, int peakEntries, long nanos) {}
+    public record Result(int turns, int conversations, long tokens, long batchedSteps, int peakEntries, long nanos) {}
 
     /**
      * Runs turns of {@code conversations} throwaway conversations (caches as {@code spec},
@@ -61,7 +62,7 @@ public final class JitWarmup {
         if (budget.isNegative()) throw new IllegalArgumentException("warm-up time must not be negative, got " + budget);
         if (maxTurnTokens < 2) throw new IllegalArgumentException("warm-up needs a turn headroom of 2 tokens or more, got " + maxTurnTokens);
         long start = System.nanoTime();
-        if (budget.isZero() || maxTurns < 1) return new Result(0, 0, 0, 0, 0);
+        if (budget.isZero() || maxTurns < 1) return new Result(0, 0, 0, 0, 0, 0);
         int n = Math.min(conversations, model.maxBatch());
         int vocab = model.config().vocabSize();
         // decode steps per turn: alone, then batched (each conversation's cache takes one token per
@@ -110,7 +111,7 @@ public final class JitWarmup {
             for (Session s : sessions) peak = Math.max(peak, s.endTurn().cacheEntries());
             turns++;
         } while (System.nanoTime() < deadline && turns < maxTurns);
-        return new Result(turns, tokens, batchSteps, peak, System.nanoTime() - start);
+        return new Result(turns, n, tokens, batchSteps, peak, System.nanoTime() - start);
     }
 
     /** The warm-up's token ids: a fixed walk (a 64-bit LCG) over the vocabulary; any valid ids do. */

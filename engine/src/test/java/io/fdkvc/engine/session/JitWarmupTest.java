@@ -71,6 +71,7 @@ class JitWarmupTest {
         try (LoadedModel m = stories(); Llama llama = new Llama(m.config(), m.weights(), 16, 1)) {
             JitWarmup.Result three = JitWarmup.run(llama, spec, 32, PositionMode.ORIGINAL, 3, HOUR, 3);
             assertThat(three.turns()).isEqualTo(3);
+            assertThat(three.conversations()).isEqualTo(3);
             assertThat(three.tokens()).isEqualTo(80L * three.turns());
             assertThat(three.batchedSteps()).isEqualTo(8L * three.turns());
             JitWarmup.Result one = JitWarmup.run(llama, spec, 32, PositionMode.CACHE, 1, HOUR, 2);
@@ -79,8 +80,9 @@ class JitWarmupTest {
             // more conversations than the model batches at once: as many as it does
             JitWarmup.Result capped = JitWarmup.run(llama, spec, 32, PositionMode.CACHE, 40, HOUR, 1);
             int n = 16, prompt = 16;
+            assertThat(capped.conversations()).isEqualTo(n);
             assertThat(capped.tokens()).isEqualTo((long) (n * prompt + 8 + 8 * n) * capped.turns());
-            assertThat(JitWarmup.run(llama, spec, 32, PositionMode.CACHE, 2, Duration.ZERO)).isEqualTo(new JitWarmup.Result(0, 0, 0, 0, 0));
+            assertThat(JitWarmup.run(llama, spec, 32, PositionMode.CACHE, 2, Duration.ZERO)).isEqualTo(new JitWarmup.Result(0, 0, 0, 0, 0, 0));
             // a positive time runs at least one turn, however short
             assertThat(JitWarmup.run(llama, spec, 32, PositionMode.CACHE, 2, Duration.ofNanos(1)).turns()).isEqualTo(1);
         }

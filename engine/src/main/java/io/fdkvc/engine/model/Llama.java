@@ -564,7 +564,9 @@ public final class Llama implements AutoCloseable {
      * Phase 1 for a block of several tokens (prefill): a head's consecutive tokens t and t+1 read
      * the same keys, t+1 one more of them, so they go through {@link #scoresPair} together, which
      * loads each key tile once for both. Each score is the same FMA chain as in {@link #scores}
-     * (the same bits); token t's row gets one score past its count, which nothing reads.
+     * (the same bits); token t's row gets one score past its count, which nothing reads. A phase
+     * body of its own rather than a branch in {@link #scoresRange}: decode's body stays the size
+     * it was for C2's inlining budget (see above).
      */
     private void scoresPairRange(int worker, int from, int to) {
         float[] qr = qrot[worker], qr2 = qrotNext[worker];

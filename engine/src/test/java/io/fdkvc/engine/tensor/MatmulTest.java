@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
 import jdk.incubator.vector.FloatVector;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Test;
@@ -83,6 +86,19 @@ class MatmulTest {
                             .isEqualTo(Float.floatToRawIntBits(t.dot(row, x, 3)));
                 }
             }
+        }
+    }
+
+    /** The decode products' row order visits every row of the range exactly once, whatever its ends. */
+    @Property(tries = 300)
+    void streamedRowsAreAPermutationOfTheRange(@ForAll @IntRange(min = 0, max = 5000) int from,
+                                               @ForAll @IntRange(min = 0, max = 300) int length) {
+        boolean[] seen = new boolean[length];
+        for (int i = 0; i < length; i++) {
+            int r = FloatTensor.streamedRow(from, from + length, i);
+            assertThat(r).isBetween(from, from + length - 1);
+            assertThat(seen[r - from]).as("row %d visited twice", r).isFalse();
+            seen[r - from] = true;
         }
     }
 

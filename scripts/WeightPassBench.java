@@ -5,8 +5,9 @@
 // weights from memory, which a benchmark on one matrix (bench/kernels/DotBench.java) does not.
 // Prints GMAC/s at the 10th, 50th and 90th percentile of PASSES passes after PASSES/3 warm-up ones.
 //   java --add-modules=jdk.incubator.vector -cp cli/target/fdkvc.jar scripts/WeightPassBench.java smollm2-135m 1 Q8_0 150
-// args: synthetic shape, batch rows, weight type (as --quant), passes
+// args: synthetic shape, batch rows (1-64), weight type (as --quant), passes (1-100000); bad ones exit 2
 import io.fdkvc.cli.engine.SyntheticModels;
+import io.fdkvc.core.InputException;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.tensor.FloatTensor;
 import java.util.ArrayList;
@@ -15,8 +16,28 @@ import java.util.List;
 import java.util.Random;
 
 void main(String[] args) {
-    var model = SyntheticModels.model(args[0], args[2]);
-    int batch = Integer.parseInt(args[1]), passes = Integer.parseInt(args[3]);
+    try {
+        if (args.length != 4) throw new InputException("usage: WeightPassBench.java SHAPE BATCH TYPE PASSES, e.g. smollm2-135m 1 Q8_0 150");
+        var model = SyntheticModels.model(args[0], args[2]);
+        run(args[0], args[2], model, whole(args[1], "BATCH", 1, 64), whole(args[3], "PASSES", 1, 100_000));
+    } catch (InputException e) {
+        System.err.println("WeightPassBench: " + e.getMessage());
+        System.exit(2);
+    }
+}
+
+/** v as a whole number in [min, max], or an InputException naming {@code what}. */
+static int whole(String v, String what, int min, int max) {
+    try {
+        int n = Integer.parseInt(v.strip());
+        if (n >= min && n <= max) return n;
+    } catch (NumberFormatException ignored) {
+        // reported below
+    }
+    throw new InputException(what + " must be a whole number from " + min + " to " + max + ", got '" + v + "'");
+}
+
+static void run(String shape, String type, SyntheticModels.Model model, int batch, int passes) {
     try (LoadedModel m = SyntheticModels.load(model, null)) {
         var w = m.weights();
         var c = m.config();
@@ -40,7 +61,7 @@ void main(String[] args) {
             if (p >= 0) g[p] = (double) batch * macs / dt;
         }
         Arrays.sort(g);
-        System.out.printf("%s %s batch %d: %.1f M weights; GMAC/s p10 %.2f, median %.2f, p90 %.2f%n", args[0], args[2], batch,
+        System.out.printf("%s %s batch %d: %.1f M weights; GMAC/s p10 %.2f, median %.2f, p90 %.2f%n", shape, type, batch,
                 macs / 1e6, g[passes / 10], g[passes / 2], g[passes * 9 / 10]);
     }
 }

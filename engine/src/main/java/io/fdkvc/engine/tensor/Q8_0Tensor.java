@@ -106,10 +106,13 @@ public final class Q8_0Tensor extends SegmentTensor {
             int x2 = xOff + (b0 + Math.min(2, m - 1)) * xStride;
             int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
             int o = outOff + b0 * outStride;
-            for (int i = 0; i < n; i++) {
-                int r = streamedRow(rowFrom, rowTo, i);
-                dot4(r, x, x0, x1, x2, x3, out, o + r, outStride, m);
+            // two weight rows at a time (eight FMA chains in flight, each batch row's vector
+            // loaded once for both), each row summed in dot4()'s order
+            int i = 0;
+            for (; i + 1 < n; i += 2) {
+                dot4Pair(streamedRow(rowFrom, rowTo, i), streamedRow(rowFrom, rowTo, i + 1), x, x0, x1, x2, x3, out, o, outStride, m);
             }
+            if (i < n) dot4(rowTo - 1, x, x0, x1, x2, x3, out, o + rowTo - 1, outStride, m);
         }
     }
 
@@ -214,6 +217,41 @@ public final class Q8_0Tensor extends SegmentTensor {
         if (m > 1) out[o + stride] = Simd.sum(a1);
         if (m > 2) out[o + 2 * stride] = Simd.sum(a2);
         if (m > 3) out[o + 3 * stride] = Simd.sum(a3);
+    }
+
+    /** Rows {@code row} and {@code row2} each dotted with four batch rows as {@link #dot4} does, into out[o + row + i * stride] and out[o + row2 + i * stride]. */
+    private void dot4Pair(int row, int row2, float[] x, int x0, int x1, int x2, int x3, float[] out, int o, int stride, int m) {
+        MemorySegment s = seg;
+        long p = rowStart(row), pr = rowStart(row2);
+        FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK, pr += BLOCK) {
+            FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p)));
+            FloatVector e = FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, pr)));
+            int c = b * QK;
+            for (int j = 0; j < QK; j += BL) {
+                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
+                ByteVector r = ByteVector.fromMemorySegment(B, s, pr + 2 + j, LE);
+                for (int k = 0; k < PARTS; k++) {
+                    FloatVector w = Simd.toFloats(q, k).mul(d), v = Simd.toFloats(r, k).mul(e);
+                    int cc = c + j + k * L;
+                    FloatVector y0 = FloatVector.fromArray(F, x, x0 + cc), y1 = FloatVector.fromArray(F, x, x1 + cc);
+                    FloatVector y2 = FloatVector.fromArray(F, x, x2 + cc), y3 = FloatVector.fromArray(F, x, x3 + cc);
+                    a0 = w.fma(y0, a0);
+                    b0 = v.fma(y0, b0);
+                    a1 = w.fma(y1, a1);
+                    b1 = v.fma(y1, b1);
+                    a2 = w.fma(y2, a2);
+                    b2 = v.fma(y2, b2);
+                    a3 = w.fma(y3, a3);
+                    b3 = v.fma(y3, b3);
+                }
+            }
+        }
+        out[o + row] = Simd.sum(a0);
+        out[o + row2] = Simd.sum(b0);
+        if (m > 1) { out[o + stride + row] = Simd.sum(a1); out[o + stride + row2] = Simd.sum(b1); }
+        if (m > 2) { out[o + 2 * stride + row] = Simd.sum(a2); out[o + 2 * stride + row2] = Simd.sum(b2); }
+        if (m > 3) { out[o + 3 * stride + row] = Simd.sum(a3); out[o + 3 * stride + row2] = Simd.sum(b3); }
     }
 
     @Override

@@ -123,6 +123,26 @@ final class LlamaRope {
     }
 
     /**
+     * Fills window slot t with the angles of position {@code pos[t]}, for t < n: a batched decode
+     * step's tokens, one per conversation, at positions in no order. {@link #rotateAt} no longer
+     * finds a position in the window (it would look for a run); {@link #rotateSlot} reads a slot.
+     */
+    void windowEach(long[] pos, int n) {
+        if (n < 1 || n > windowCap) throw new IllegalArgumentException("window of " + n + " positions, limit " + windowCap);
+        for (int t = 0; t < n; t++) {
+            if (pos[t] < 0) throw new IllegalArgumentException("negative position " + pos[t]);
+            angles(pos[t], wCos, wSin, t * half);
+        }
+        windowFrom = 0;
+        windowLength = 0;
+    }
+
+    /** As {@link #rotate}, at the position of window slot {@code slot} (see {@link #windowEach}). */
+    void rotateSlot(float[] src, int so, float[] dst, int dOff, int slot) {
+        rotate(src, so, dst, dOff, wCos, wSin, slot * half);
+    }
+
+    /**
      * Writes {@code src[so ..]} rotated to slot {@code pos} into {@code dst[dOff ..]}, one head of
      * {@code 2*half} floats in the halves layout. The slot must be below {@link #positions()}.
      */

@@ -1,31 +1,33 @@
 /**
- * One-thread speed of the batch-of-one product (decode) per weight type: GMAC/s of the best of
- * repeated 5-call runs over SECONDS seconds (the JIT needs several seconds to compile the kernels).
+ * One-thread speed of the decode product per weight type: GMAC/s of the best of repeated 5-call
+ * runs over SECONDS seconds (the JIT needs several seconds to compile the kernels), at a batch of
+ * BATCH rows (default 1; 2-8 are continuous batching's kernels).
  * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
- *   -cp engine/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS]
+ *   -cp engine/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS] [BATCH]
  */
 import io.fdkvc.engine.tensor.*;
 import java.util.*;
 
 public class DotBench {
     public static void main(String[] a) {
-        int rows = Integer.parseInt(a[1]), cols = Integer.parseInt(a[2]);
+        int rows = Integer.parseInt(a[1]), cols = Integer.parseInt(a[2]), batch = a.length > 4 ? Integer.parseInt(a[4]) : 1;
         for (String tn : a[0].split(",")) {
             GgmlType t = GgmlType.valueOf(tn);
             Random r = new Random(1);
             FloatTensor ft = RandomTensor.of(t, rows, cols, r);
-            float[] x = RandomTensor.gaussian(cols, r);
-            float[] out = new float[rows];
+            float[] x = RandomTensor.gaussian(cols * batch, r);
+            float[] out = new float[rows * batch];
             double best = 0;
             long end = System.nanoTime() + (long) (Double.parseDouble(a.length > 3 ? a[3] : "10") * 1e9);
             while (System.nanoTime() < end) {
                 long t0 = System.nanoTime();
                 int reps = 5;
-                for (int k = 0; k < reps; k++) ft.matmul(0, rows, x, 0, cols, 1, out, 0, rows);
+                for (int k = 0; k < reps; k++) ft.matmul(0, rows, x, 0, cols, batch, out, 0, rows);
                 long dt = System.nanoTime() - t0;
-                best = Math.max(best, (double) reps * rows * cols / dt);
+                best = Math.max(best, (double) reps * rows * cols * batch / dt);
             }
-            System.out.printf("%-6s %dx%d  %.2f GMAC/s  %.2f GB/s%n", tn, rows, cols, best, best * t.blockBytes / t.blockSize);
+            // weight bytes read per second: each weight once per batch
+            System.out.printf("%-6s %dx%d batch %d  %.2f GMAC/s  %.2f GB/s%n", tn, rows, cols, batch, best, best / batch * t.blockBytes / t.blockSize);
         }
     }
 }

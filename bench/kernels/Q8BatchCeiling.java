@@ -5,7 +5,9 @@
  * first two is the f16 scale's conversion and broadcast per block; the third is the ceiling of
  * converting bytes to floats and multiplying in floats (no 8-bit dot product: the Vector API has
  * no operation that C2 maps to VNNI). Prints the best GMAC/s of 2-second runs, third round.
- * 512-bit species: for an AVX-512 machine.
+ * 512-bit species: for an AVX-512 machine. The three loops are written out although they differ in
+ * one line each: one loop with the variant as a parameter (tried) ran at 1.0 GMAC/s in some JVMs,
+ * C2 boxing the vectors that the variant's branch merges, so it would measure the harness.
  *   java --add-modules jdk.incubator.vector bench/kernels/Q8BatchCeiling.java
  */
 import jdk.incubator.vector.*;

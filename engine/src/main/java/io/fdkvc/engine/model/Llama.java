@@ -87,7 +87,6 @@ public final class Llama implements AutoCloseable {
     private final KvCache[] chunkCache = new KvCache[1];
     private KvCache[] pCaches = chunkCache;
     private int pConv0, pConvs, pSpan;
-    private boolean pQuerySlots; // original-mode queries rotate at window slot b (batched decode)
     private long[] slotPositions = new long[0];
     private float[] pNorm;
     // Every step runs as a phase body, even the small ones that stay on the calling thread: a
@@ -376,11 +375,10 @@ public final class Llama implements AutoCloseable {
             anyObserving |= cache.observing();
             keys += rotateNewKeys(cache, l);
         }
-        // the queries of caches in original mode rotate to their token's position: slot b of the window
+        // the queries of caches in original mode rotate to their token's position, in the window
         if (anyOriginal) rope.windowEach(slotPositions, n);
         long t1 = System.nanoTime();
         pCaches = caches;
-        pQuerySlots = anyOriginal;
         pSpan = 1;
         pFrom = 0;
         pBlock = 1;
@@ -394,7 +392,6 @@ public final class Llama implements AutoCloseable {
             if (anyObserving) parallel(pConvs * kvHeads, observePhase, work / hd);
         }
         pCaches = chunkCache;
-        pQuerySlots = false;
         long t2 = System.nanoTime();
         ropeNanos += t1 - t0;
         attentionNanos += t2 - t0;
@@ -638,16 +635,11 @@ public final class Llama implements AutoCloseable {
         }
     }
 
-    /**
-     * Conversation b's token t (its query in row b * pSpan + t) for head h into dst, rotated to
-     * the position of the stream's entry {@code self}: in a batched decode step (pSpan == 1 and
-     * more than one conversation) an original-mode position is slot b of the window.
-     */
+    /** Conversation b's token t (its query in row b * pSpan + t) for head h into dst, rotated to the position of the stream's entry {@code self}. */
     private void rotateQuery(KvCache cache, KvStream s, int b, int t, int h, int self, float[] dst, int worker) {
         int src = (b * pSpan + t) * qDim + h * hd;
-        if (cache.positionMode() == PositionMode.CACHE) rope.rotate(q, src, dst, 0, self);
-        else if (pQuerySlots) rope.rotateSlot(q, src, dst, 0, b);
-        else rope.rotateAt(q, src, dst, 0, s.positions()[self], ropeScratch[worker]);
+        if (cache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, src, dst, 0, s.positions()[self], ropeScratch[worker]);
+        else rope.rotate(q, src, dst, 0, self);
     }
 
     /** The unit's first {@code count} scores scaled, plus eq. 9's bias when the cache modulates; their max into unitMax. */

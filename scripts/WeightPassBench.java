@@ -8,6 +8,7 @@
 // args: synthetic shape, batch rows (1-64), weight type (as --quant), passes (1-100000); bad ones exit 2
 import io.fdkvc.cli.engine.SyntheticModels;
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.Check;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.tensor.FloatTensor;
 import java.util.ArrayList;
@@ -19,22 +20,11 @@ void main(String[] args) {
     try {
         if (args.length != 4) throw new InputException("usage: WeightPassBench.java SHAPE BATCH TYPE PASSES, e.g. smollm2-135m 1 Q8_0 150");
         var model = SyntheticModels.model(args[0], args[2]);
-        run(args[0], args[2], model, whole(args[1], "BATCH", 1, 64), whole(args[3], "PASSES", 1, 100_000));
+        run(args[0], args[2], model, Check.wholeNumber("BATCH", args[1], 1, 64), Check.wholeNumber("PASSES", args[3], 1, 100_000));
     } catch (InputException e) {
         System.err.println("WeightPassBench: " + e.getMessage());
         System.exit(2);
     }
-}
-
-/** v as a whole number in [min, max], or an InputException naming {@code what}. */
-static int whole(String v, String what, int min, int max) {
-    try {
-        int n = Integer.parseInt(v.strip());
-        if (n >= min && n <= max) return n;
-    } catch (NumberFormatException ignored) {
-        // reported below
-    }
-    throw new InputException(what + " must be a whole number from " + min + " to " + max + ", got '" + v + "'");
 }
 
 static void run(String shape, String type, SyntheticModels.Model model, int batch, int passes) {

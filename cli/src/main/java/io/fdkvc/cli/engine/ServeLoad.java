@@ -2,6 +2,7 @@ package io.fdkvc.cli.engine;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Untrusted;
+import io.fdkvc.core.param.Check;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,14 +97,7 @@ public final class ServeLoad {
 
     /** v as a whole number >= min, or an InputException naming {@code what}. */
     private static int count(String v, String what, int min) {
-        int n;
-        try {
-            n = Integer.parseInt(v.strip());
-        } catch (NumberFormatException e) {
-            throw new InputException(what + " must be a whole number >= " + min + ", got '" + Untrusted.excerpt(v) + "'");
-        }
-        if (n < min) throw new InputException(what + " must be >= " + min + ", got " + n);
-        return n;
+        return Check.wholeNumber(what, v, min, Integer.MAX_VALUE);
     }
 
     static void run(Path jar, int conversations, int turns, int maxTokens, long maxSeconds, int warmup, List<String> serveArgs)

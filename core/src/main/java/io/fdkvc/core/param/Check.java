@@ -40,4 +40,20 @@ public final class Check {
         if (v < min) throw new ParameterException(name, "must be >= " + min + ", got " + v);
         return v;
     }
+
+    /**
+     * {@code text} (a command-line argument) as a whole number in [min, max]; anything else is a
+     * {@link ParameterException} naming {@code name} and quoting a short, escaped excerpt.
+     */
+    public static int wholeNumber(String name, String text, int min, int max) {
+        int v;
+        try {
+            v = Integer.parseInt(text.strip());
+        } catch (NumberFormatException e) {
+            throw new ParameterException(name, "must be a whole number in [" + min + ", " + max + "], got '"
+                    + io.fdkvc.core.Untrusted.excerpt(text) + "'");
+        }
+        if (v < min || v > max) throw new ParameterException(name, "must be in [" + min + ", " + max + "], got " + v);
+        return v;
+    }
 }

@@ -10,15 +10,41 @@ import java.util.*;
 
 public class DotBench {
     public static void main(String[] a) {
-        int rows = Integer.parseInt(a[1]), cols = Integer.parseInt(a[2]), batch = a.length > 4 ? Integer.parseInt(a[4]) : 1;
-        for (String tn : a[0].split(",")) {
-            GgmlType t = GgmlType.valueOf(tn);
+        int rows, cols, batch;
+        double seconds;
+        List<GgmlType> types = new ArrayList<>();
+        try {
+            if (a.length < 3 || a.length > 5) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS] [BATCH]");
+            rows = Integer.parseInt(a[1]);
+            cols = Integer.parseInt(a[2]);
+            seconds = a.length > 3 ? Double.parseDouble(a[3]) : 10;
+            batch = a.length > 4 ? Integer.parseInt(a[4]) : 1;
+            // the random weights are built as one float array (then quantised): about 6 bytes a weight
+            if (rows < 1 || cols < 1 || (long) rows * cols > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("ROWS x COLS must be 1 to 2^31 - 9");
+            long heap = Runtime.getRuntime().maxMemory();
+            if ((long) rows * cols * 6 > heap) throw new IllegalArgumentException("ROWS x COLS needs about " + ((long) rows * cols * 6 >> 20) + " MiB, more than this JVM's " + (heap >> 20) + " MiB heap (-Xmx)");
+            if (batch < 1 || batch > 64) throw new IllegalArgumentException("BATCH must be 1 to 64");
+            if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS must be in (0, 3600]");
+            for (String tn : a[0].split(",")) {
+                GgmlType t = GgmlType.valueOf(tn.strip());
+                if (cols % t.blockSize != 0) throw new IllegalArgumentException("COLS must be a multiple of " + t + "'s block, " + t.blockSize);
+                types.add(t);
+            }
+        } catch (IllegalArgumentException e) { // NumberFormatException too, and an unknown type
+            String m = String.valueOf(e.getMessage()).replaceAll("\\p{Cntrl}", "?");
+            System.err.println("DotBench: " + (m.length() > 200 ? m.substring(0, 200) + "..." : m)
+                    + "; usage: DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]");
+            System.exit(2);
+            return;
+        }
+        for (GgmlType t : types) {
+            String tn = t.name();
             Random r = new Random(1);
             FloatTensor ft = RandomTensor.of(t, rows, cols, r);
             float[] x = RandomTensor.gaussian(cols * batch, r);
             float[] out = new float[rows * batch];
             double best = 0;
-            long end = System.nanoTime() + (long) (Double.parseDouble(a.length > 3 ? a[3] : "10") * 1e9);
+            long end = System.nanoTime() + (long) (seconds * 1e9);
             while (System.nanoTime() < end) {
                 long t0 = System.nanoTime();
                 int reps = 5;

@@ -86,6 +86,10 @@ public class Q8BatchCeiling {
         }
     }
     public static void main(String[] a) {
+        if (a.length != 0) {
+            System.err.println("Q8BatchCeiling: takes no arguments");
+            System.exit(2);
+        }
         java.util.Random rnd = new java.util.Random(1);
         for (long i = 0; i < seg.byteSize(); i++) seg.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
         for (int r = 0; r < ROWS; r++) for (int b = 0; b < NB; b++) { short h = Float.floatToFloat16(rnd.nextFloat() * 0.01f); seg.set(SH, ((long) r * NB + b) * BLK, h); scales[r * NB + b] = Float.float16ToFloat(h); }

@@ -107,12 +107,12 @@ public final class Q8_0Tensor extends SegmentTensor {
             int x3 = xOff + (b0 + Math.min(3, m - 1)) * xStride;
             int o = outOff + b0 * outStride;
             // two weight rows at a time (eight FMA chains in flight, each batch row's vector
-            // loaded once for both), each row summed in dot4()'s order
+            // loaded once for both); an odd last row is paired with itself
             int i = 0;
             for (; i + 1 < n; i += 2) {
                 dot4Pair(streamedRow(rowFrom, rowTo, i), streamedRow(rowFrom, rowTo, i + 1), x, x0, x1, x2, x3, out, o, outStride, m);
             }
-            if (i < n) dot4(rowTo - 1, x, x0, x1, x2, x3, out, o + rowTo - 1, outStride, m);
+            if (i < n) dot4Pair(rowTo - 1, rowTo - 1, x, x0, x1, x2, x3, out, o, outStride, m);
         }
     }
 
@@ -163,7 +163,7 @@ public final class Q8_0Tensor extends SegmentTensor {
         out[outOff + row2] = Simd.sum(bcc0.add(bcc1));
     }
 
-    /** Row {@code row} dotted with two batch rows, into out[o] and out[o + stride] (as {@link #dot4}). */
+    /** Row {@code row} dotted with two batch rows, into out[o] and out[o + stride] (as {@link #dot4Pair}). */
     private void dot2(int row, float[] x, int x0, int x1, float[] out, int o, int stride) {
         MemorySegment s = seg;
         long p = rowStart(row);
@@ -192,34 +192,13 @@ public final class Q8_0Tensor extends SegmentTensor {
         out[o + stride] = Simd.sum(a1.add(b1));
     }
 
-    /** Row {@code row} dotted with four batch rows; the first {@code m} results go to out[o + i * stride]. */
-    private void dot4(int row, float[] x, int x0, int x1, int x2, int x3, float[] out, int o, int stride, int m) {
-        MemorySegment s = seg;
-        long p = rowStart(row);
-        // one method, as in dot(): a vector-returning helper that C2 does not inline would box
-        FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
-            FloatVector d = FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p)));
-            int c = b * QK;
-            for (int j = 0; j < QK; j += BL) {
-                ByteVector q = ByteVector.fromMemorySegment(B, s, p + 2 + j, LE);
-                for (int k = 0; k < PARTS; k++) {
-                    FloatVector w = Simd.toFloats(q, k).mul(d);
-                    int cc = c + j + k * L;
-                    a0 = w.fma(FloatVector.fromArray(F, x, x0 + cc), a0);
-                    a1 = w.fma(FloatVector.fromArray(F, x, x1 + cc), a1);
-                    a2 = w.fma(FloatVector.fromArray(F, x, x2 + cc), a2);
-                    a3 = w.fma(FloatVector.fromArray(F, x, x3 + cc), a3);
-                }
-            }
-        }
-        out[o] = Simd.sum(a0);
-        if (m > 1) out[o + stride] = Simd.sum(a1);
-        if (m > 2) out[o + 2 * stride] = Simd.sum(a2);
-        if (m > 3) out[o + 3 * stride] = Simd.sum(a3);
-    }
-
-    /** Rows {@code row} and {@code row2} each dotted with four batch rows as {@link #dot4} does, into out[o + row + i * stride] and out[o + row2 + i * stride]. */
+    /**
+     * Rows {@code row} and {@code row2} each dotted with four batch rows; the first {@code m}
+     * results go to out[o + row + i * stride] and out[o + row2 + i * stride]. Each block's weights
+     * are scaled, then multiplied into one accumulator per batch row. {@code row2 == row} computes
+     * one row (the odd row of a range), with the same bits. One method, as in dot(): a
+     * vector-returning helper that C2 does not inline would box.
+     */
     private void dot4Pair(int row, int row2, float[] x, int x0, int x1, int x2, int x3, float[] out, int o, int stride, int m) {
         MemorySegment s = seg;
         long p = rowStart(row), pr = rowStart(row2);

@@ -1,14 +1,44 @@
 #!/usr/bin/env python3
-"""Medians per (file, configuration, phase) from side-by-side.sh's runs.tsv, and the ratios ours / llama.cpp.
+"""Medians per (file, configuration, phase) from side-by-side.sh's runs.tsv, and the ratios ours / llama.cpp:
+the ratio of the medians, and the paired ratios (ours / llama.cpp within each round, the two runs minutes
+apart, so that the machine's drift over the hour hits both) with their median and a 95% percentile
+bootstrap interval of that median (10,000 resamples of the rounds, fixed seed).
 usage: bench/llamacpp/summarise.py OUT_DIR/runs.tsv"""
+import math
+import random
 import statistics
 import sys
 from collections import defaultdict
 
+
+def fail(message):
+    print("summarise.py: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
+if len(sys.argv) != 2:
+    fail("usage: bench/llamacpp/summarise.py OUT_DIR/runs.tsv")
+try:
+    lines = open(sys.argv[1]).read().splitlines()
+except OSError as e:
+    fail(f"cannot read {sys.argv[1]}: {e.strerror}")
 runs = defaultdict(list)
-for line in open(sys.argv[1]):
-    r, name, conf, phase, value = line.rstrip("\n").split("\t")
-    runs[(name, conf, phase)].append(float(value))
+by_round = {}
+for number, line in enumerate(lines, 1):
+    fields = line.split("\t")
+    if len(fields) != 5:
+        fail(f"{sys.argv[1]} line {number}: expected 5 tab-separated fields, got {len(fields)}")
+    r, name, conf, phase, text = fields
+    try:
+        value = float(text)
+    except ValueError:
+        fail(f"{sys.argv[1]} line {number}: tok/s is not a number: {text[:40]!r}")
+    if not (value > 0 and math.isfinite(value)):
+        fail(f"{sys.argv[1]} line {number}: tok/s must be a positive finite number, got {text[:40]!r}")
+    if (r, name, conf, phase) in by_round:
+        fail(f"{sys.argv[1]} line {number}: round {r} of {name} {conf} {phase} appears twice (two runs into one directory?)")
+    runs[(name, conf, phase)].append(value)
+    by_round[(r, name, conf, phase)] = value
 med = {k: statistics.median(v) for k, v in runs.items()}
 rng = {k: (min(v), max(v)) for k, v in runs.items()}
 names = sorted({k[0] for k in runs})
@@ -30,6 +60,40 @@ for n in names:
             for r in refs:
                 b = med.get((n, r, phase))
                 cells.append("n/a" if b is None else f"**{a / b:.2f}** ({a:.1f} / {b:.1f})")
+            print(f"| {n} | {phase} | {o[5:]} | " + " | ".join(cells) + " |")
+
+
+def paired(name, o, r, phase):
+    """Per-round ratios ours / llama.cpp, for the rounds that have both runs."""
+    rounds = sorted({k[0] for k in by_round if k[1:] == (name, o, phase)} & {k[0] for k in by_round if k[1:] == (name, r, phase)})
+    return [by_round[(x, name, o, phase)] / by_round[(x, name, r, phase)] for x in rounds]
+
+
+def bootstrap_median(values, resamples=10000, seed=1):
+    rnd = random.Random(seed)
+    meds = sorted(statistics.median(rnd.choices(values, k=len(values))) for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
+print()
+print("Paired ratios, ours / llama.cpp within each round: median [95% bootstrap interval of the median], rounds where ours >= llama.cpp:")
+print()
+print("| file | phase | ours | " + " | ".join("vs " + r for r in refs) + " |")
+print("|---|---|---|" + "---|" * len(refs))
+for n in names:
+    for phase in ("decode", "prefill"):
+        for o in ours:
+            if (n, o, phase) not in runs:
+                continue
+            cells = []
+            for r in refs:
+                v = paired(n, o, r, phase)
+                if not v:
+                    cells.append("n/a")
+                    continue
+                lo, hi = bootstrap_median(v)
+                wins = sum(1 for x in v if x >= 1)
+                cells.append(f"**{statistics.median(v):.2f}** [{lo:.2f}, {hi:.2f}], {wins}/{len(v)}")
             print(f"| {n} | {phase} | {o[5:]} | " + " | ".join(cells) + " |")
 print()
 print("| file | configuration | phase | median tok/s | min-max | runs |")

@@ -19,10 +19,7 @@ public class DotBench {
             cols = Integer.parseInt(a[2]);
             seconds = a.length > 3 ? Double.parseDouble(a[3]) : 10;
             batch = a.length > 4 ? Integer.parseInt(a[4]) : 1;
-            // the random weights are built as one float array (then quantised): about 6 bytes a weight
-            if (rows < 1 || cols < 1 || (long) rows * cols > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("ROWS x COLS must be 1 to 2^31 - 9");
-            long heap = Runtime.getRuntime().maxMemory();
-            if ((long) rows * cols * 6 > heap) throw new IllegalArgumentException("ROWS x COLS needs about " + ((long) rows * cols * 6 >> 20) + " MiB, more than this JVM's " + (heap >> 20) + " MiB heap (-Xmx)");
+            RandomTensor.checkShape(rows, cols);
             if (batch < 1 || batch > 64) throw new IllegalArgumentException("BATCH must be 1 to 64");
             if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS must be in (0, 3600]");
             for (String tn : a[0].split(",")) {

@@ -19,6 +19,16 @@ final class RandomTensor {
         return Tensors.view(type, segment(Quantizer.quantize(type, gaussian(rows * cols, r))), rows, cols);
     }
 
+    /**
+     * Refuses a shape {@link #of} cannot build in this JVM: built as one float array, then
+     * quantised, a matrix needs about 6 bytes a weight of heap.
+     */
+    static void checkShape(int rows, int cols) {
+        if (rows < 1 || cols < 1 || (long) rows * cols > Integer.MAX_VALUE - 8) throw new IllegalArgumentException("ROWS x COLS must be 1 to 2^31 - 9");
+        long heap = Runtime.getRuntime().maxMemory();
+        if ((long) rows * cols * 6 > heap) throw new IllegalArgumentException("ROWS x COLS needs about " + ((long) rows * cols * 6 >> 20) + " MiB, more than this JVM's " + (heap >> 20) + " MiB heap (-Xmx)");
+    }
+
     static float[] gaussian(int n, Random r) {
         float[] v = new float[n];
         for (int i = 0; i < n; i++) v[i] = (float) r.nextGaussian();

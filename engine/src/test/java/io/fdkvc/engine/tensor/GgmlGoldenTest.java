@@ -7,9 +7,13 @@ import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,6 +60,44 @@ class GgmlGoldenTest {
             }
             assertThat((double) t.dot(row, x, 0)).as("%s row %d", type, row).isCloseTo(exact, org.assertj.core.api.Assertions.within(3e-6 * mag + 1e-30));
         }
+    }
+
+    /**
+     * The decoders choose their loop shape by vector width (Q6_K: one shape for 8 and 16 float
+     * lanes, another for 4, where the first would be boxed), so each width is checked against
+     * ggml in a child JVM (the species are fixed when {@link Simd} loads).
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {128, 256})
+    void dequantisationEqualsGgmlAtOtherVectorWidths(int bits) throws IOException, InterruptedException {
+        String launcher = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "-Dfdkvc.vectorBits=" + bits, "-cp",
+                System.getProperty("java.class.path"), GgmlGoldenTest.class.getName()).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("float lanes " + bits / 32, "Q6_K equal", "Q4_K equal", "Q8_0 equal");
+    }
+
+    /** Child JVM: each block type's decoder against ggml's floats, one line per type; exit 1 on a difference. */
+    public static void main(String[] args) throws IOException {
+        System.out.println("float lanes " + Simd.L);
+        boolean differs = false;
+        for (GgmlType type : GgmlType.values()) {
+            if (type == GgmlType.F32 || type == GgmlType.F16 || type == GgmlType.BF16) continue;
+            byte[] blocks = resource(type + ".blocks");
+            float[] ggml = floats(resource(type + ".f32"));
+            int cols = 256, rows = ggml.length / cols;
+            FloatTensor t = Tensors.view(type, MemorySegment.ofArray(blocks), rows, cols);
+            float[] ours = new float[ggml.length];
+            for (int r = 0; r < rows; r++) t.dequantizeRow(r, ours, r * cols);
+            int i = 0;
+            while (i < ours.length && Float.floatToRawIntBits(ours[i]) == Float.floatToRawIntBits(ggml[i])) i++;
+            differs |= i < ours.length;
+            System.out.println(i < ours.length ? type + " differs at " + i + ": " + ours[i] + " vs ggml's " + ggml[i] : type + " equal");
+        }
+        System.exit(differs ? 1 : 0);
     }
 
     @Test

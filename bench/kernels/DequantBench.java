@@ -1,0 +1,55 @@
+/**
+ * One-thread speed of dequantizeRow per weight type, the prefill's panel fill: Gweights/s of the
+ * best of repeated passes over all ROWS rows within SECONDS seconds, and a hash of every
+ * dequantised float's bits (the same hash before and after a change to a decoder means no bit
+ * changed). The weights are 64-byte-aligned native memory, as a mapped GGUF file's; 1024 x 8192
+ * of Q6_K is 6.7 MB, in L3 here, so this measures the decoder and not the memory.
+ * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
+ *   -cp engine/target/classes bench/kernels/DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]
+ */
+import io.fdkvc.engine.tensor.*;
+import java.util.*;
+
+public class DequantBench {
+    public static void main(String[] a) {
+        int rows, cols;
+        double seconds;
+        List<GgmlType> types = new ArrayList<>();
+        try {
+            if (a.length < 3 || a.length > 4) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS]");
+            rows = Integer.parseInt(a[1]);
+            cols = Integer.parseInt(a[2]);
+            seconds = a.length > 3 ? Double.parseDouble(a[3]) : 10;
+            RandomTensor.checkShape(rows, cols);
+            if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS must be in (0, 3600]");
+            for (String tn : a[0].split(",")) {
+                GgmlType t = GgmlType.valueOf(tn.strip());
+                if (cols % t.blockSize != 0) throw new IllegalArgumentException("COLS must be a multiple of " + t + "'s block, " + t.blockSize);
+                types.add(t);
+            }
+        } catch (IllegalArgumentException e) { // NumberFormatException too, and an unknown type
+            String m = String.valueOf(e.getMessage()).replaceAll("\\p{Cntrl}", "?");
+            System.err.println("DequantBench: " + (m.length() > 200 ? m.substring(0, 200) + "..." : m)
+                    + "; usage: DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]");
+            System.exit(2);
+            return;
+        }
+        for (GgmlType t : types) {
+            FloatTensor ft = RandomTensor.of(t, rows, cols, new Random(7));
+            float[] out = new float[cols];
+            long hash = 0;
+            for (int r = 0; r < rows; r++) {
+                ft.dequantizeRow(r, out, 0);
+                for (float f : out) hash = hash * 31 + Float.floatToRawIntBits(f);
+            }
+            double best = 0;
+            long end = System.nanoTime() + (long) (seconds * 1e9);
+            while (System.nanoTime() < end) {
+                long t0 = System.nanoTime();
+                for (int r = 0; r < rows; r++) ft.dequantizeRow(r, out, 0);
+                best = Math.max(best, (double) rows * cols / (System.nanoTime() - t0));
+            }
+            System.out.printf("%-6s %dx%d  %.2f Gweights/s  bits hash %016x%n", t.name(), rows, cols, best, hash);
+        }
+    }
+}

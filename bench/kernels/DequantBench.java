@@ -14,24 +14,16 @@ public class DequantBench {
     public static void main(String[] a) {
         int rows, cols;
         double seconds;
-        List<GgmlType> types = new ArrayList<>();
+        List<GgmlType> types;
         try {
             if (a.length < 3 || a.length > 4) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS]");
             rows = Integer.parseInt(a[1]);
             cols = Integer.parseInt(a[2]);
-            seconds = a.length > 3 ? Double.parseDouble(a[3]) : 10;
+            seconds = a.length > 3 ? BenchArgs.seconds(a[3]) : 10;
             RandomTensor.checkShape(rows, cols);
-            if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS must be in (0, 3600]");
-            for (String tn : a[0].split(",")) {
-                GgmlType t = GgmlType.valueOf(tn.strip());
-                if (cols % t.blockSize != 0) throw new IllegalArgumentException("COLS must be a multiple of " + t + "'s block, " + t.blockSize);
-                types.add(t);
-            }
+            types = BenchArgs.types(a[0], cols);
         } catch (IllegalArgumentException e) { // NumberFormatException too, and an unknown type
-            String m = String.valueOf(e.getMessage()).replaceAll("\\p{Cntrl}", "?");
-            System.err.println("DequantBench: " + (m.length() > 200 ? m.substring(0, 200) + "..." : m)
-                    + "; usage: DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]");
-            System.exit(2);
+            BenchArgs.refuse("DequantBench", "DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]", e);
             return;
         }
         for (GgmlType t : types) {

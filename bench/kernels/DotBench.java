@@ -12,26 +12,18 @@ public class DotBench {
     public static void main(String[] a) {
         int rows, cols, batch;
         double seconds;
-        List<GgmlType> types = new ArrayList<>();
+        List<GgmlType> types;
         try {
             if (a.length < 3 || a.length > 5) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS] [BATCH]");
             rows = Integer.parseInt(a[1]);
             cols = Integer.parseInt(a[2]);
-            seconds = a.length > 3 ? Double.parseDouble(a[3]) : 10;
+            seconds = a.length > 3 ? BenchArgs.seconds(a[3]) : 10;
             batch = a.length > 4 ? Integer.parseInt(a[4]) : 1;
             RandomTensor.checkShape(rows, cols);
             if (batch < 1 || batch > 64) throw new IllegalArgumentException("BATCH must be 1 to 64");
-            if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS must be in (0, 3600]");
-            for (String tn : a[0].split(",")) {
-                GgmlType t = GgmlType.valueOf(tn.strip());
-                if (cols % t.blockSize != 0) throw new IllegalArgumentException("COLS must be a multiple of " + t + "'s block, " + t.blockSize);
-                types.add(t);
-            }
+            types = BenchArgs.types(a[0], cols);
         } catch (IllegalArgumentException e) { // NumberFormatException too, and an unknown type
-            String m = String.valueOf(e.getMessage()).replaceAll("\\p{Cntrl}", "?");
-            System.err.println("DotBench: " + (m.length() > 200 ? m.substring(0, 200) + "..." : m)
-                    + "; usage: DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]");
-            System.exit(2);
+            BenchArgs.refuse("DotBench", "DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]", e);
             return;
         }
         for (GgmlType t : types) {

@@ -46,21 +46,24 @@ names = sorted({k[0] for k in runs})
 
 ours = sorted({k[1] for k in runs if k[1].startswith("ours-")})
 refs = sorted({k[1] for k in runs if k[1].startswith("llama.cpp")}, key=lambda c: int(c.split("-d")[1]))
-print("Ratios of medians, ours / llama.cpp (ours tok/s / llama.cpp tok/s):")
-print()
-print("| file | phase | ours | " + " | ".join("vs " + r for r in refs) + " |")
-print("|---|---|---|" + "---|" * len(refs))
-for n in names:
-    for phase in ("decode", "prefill"):
-        for o in ours:
-            a = med.get((n, o, phase))
-            if a is None:
-                continue
-            cells = []
-            for r in refs:
-                b = med.get((n, r, phase))
-                cells.append("n/a" if b is None else f"**{a / b:.2f}** ({a:.1f} / {b:.1f})")
-            print(f"| {n} | {phase} | {o[5:]} | " + " | ".join(cells) + " |")
+
+
+def table(title, cell):
+    """One row per file, phase and configuration of ours that has runs; one cell per llama.cpp depth."""
+    print(title)
+    print()
+    print("| file | phase | ours | " + " | ".join("vs " + r for r in refs) + " |")
+    print("|---|---|---|" + "---|" * len(refs))
+    for n in names:
+        for phase in ("decode", "prefill"):
+            for o in ours:
+                if (n, o, phase) in runs:
+                    print(f"| {n} | {phase} | {o[5:]} | " + " | ".join(cell(n, o, r, phase) for r in refs) + " |")
+
+
+def ratio_of_medians(n, o, r, phase):
+    a, b = med[(n, o, phase)], med.get((n, r, phase))
+    return "n/a" if b is None else f"**{a / b:.2f}** ({a:.1f} / {b:.1f})"
 
 
 def paired(name, o, r, phase):
@@ -75,26 +78,19 @@ def bootstrap_median(values, resamples=10000, seed=1):
     return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
 
 
+def paired_ratios(n, o, r, phase):
+    v = paired(n, o, r, phase)
+    if not v:
+        return "n/a"
+    lo, hi = bootstrap_median(v)
+    wins = sum(1 for x in v if x >= 1)
+    return f"**{statistics.median(v):.2f}** [{lo:.2f}, {hi:.2f}], {wins}/{len(v)}"
+
+
+table("Ratios of medians, ours / llama.cpp (ours tok/s / llama.cpp tok/s):", ratio_of_medians)
 print()
-print("Paired ratios, ours / llama.cpp within each round: median [95% bootstrap interval of the median], rounds where ours >= llama.cpp:")
-print()
-print("| file | phase | ours | " + " | ".join("vs " + r for r in refs) + " |")
-print("|---|---|---|" + "---|" * len(refs))
-for n in names:
-    for phase in ("decode", "prefill"):
-        for o in ours:
-            if (n, o, phase) not in runs:
-                continue
-            cells = []
-            for r in refs:
-                v = paired(n, o, r, phase)
-                if not v:
-                    cells.append("n/a")
-                    continue
-                lo, hi = bootstrap_median(v)
-                wins = sum(1 for x in v if x >= 1)
-                cells.append(f"**{statistics.median(v):.2f}** [{lo:.2f}, {hi:.2f}], {wins}/{len(v)}")
-            print(f"| {n} | {phase} | {o[5:]} | " + " | ".join(cells) + " |")
+table("Paired ratios, ours / llama.cpp within each round: median [95% bootstrap interval of the median], rounds where ours >= llama.cpp:",
+      paired_ratios)
 print()
 print("| file | configuration | phase | median tok/s | min-max | runs |")
 print("|---|---|---|---|---|---|")

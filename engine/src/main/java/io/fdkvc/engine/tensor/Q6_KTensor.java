@@ -175,9 +175,10 @@ public final class Q6_KTensor extends PreparedXTensor {
     }
 
     /**
-     * With 4 float lanes (a byte load converted in two parts) {@link #dequantizePairs}'s body
-     * passes C2's node budget and its vectors are boxed (0.4 against this method's 1.2
-     * Gweights/s), so this shape decodes one quarter of the 128 weights at a time, loading and
+     * With 4 float lanes a byte load is converted in two parts. Pair loops written for that (both
+     * parts in one body, or each part in a helper) ran at 0.2-0.4 Gweights/s against this
+     * method's 1.2; vectors boxed past C2's node budget is the likely reason, as with the other
+     * kernels. So this shape decodes one quarter of the 128 weights at a time, loading and
      * widening each byte once per quarter that reads it.
      */
     private void dequantizeQuarters(int row, float[] out, int off) {

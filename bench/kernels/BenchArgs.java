@@ -1,3 +1,5 @@
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.Check;
 import io.fdkvc.engine.tensor.GgmlType;
 import java.util.ArrayList;
 import java.util.List;
@@ -5,7 +7,8 @@ import java.util.List;
 /**
  * The kernel benchmarks' command-line checks: a bad argument ends the run with one line that
  * names it and the usage, and exit status 2, never a stack trace. Compiled with the benchmark that
- * uses it (Java's source launcher finds this file beside the one it runs).
+ * uses it (Java's source launcher finds this file beside the one it runs); whole numbers go
+ * through core's {@link Check#wholeNumber}, so core's classes must be on the class path too.
  */
 final class BenchArgs {
     private BenchArgs() {}
@@ -14,22 +17,42 @@ final class BenchArgs {
     static List<GgmlType> types(String list, int cols) {
         List<GgmlType> types = new ArrayList<>();
         for (String tn : list.split(",")) {
-            GgmlType t = GgmlType.valueOf(tn.strip());
-            if (cols % t.blockSize != 0) throw new IllegalArgumentException("COLS must be a multiple of " + t + "'s block, " + t.blockSize);
+            GgmlType t;
+            try {
+                t = GgmlType.valueOf(tn.strip());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("TYPES: unknown weight type '" + io.fdkvc.core.Untrusted.excerpt(tn)
+                        + "', one of " + java.util.Arrays.toString(GgmlType.values()));
+            }
+            if (cols % t.blockSize != 0) throw new IllegalArgumentException("COLS: must be a multiple of " + t + "'s block, " + t.blockSize);
             types.add(t);
         }
         return types;
     }
 
+    /** {@code text} as a whole number in [min, max]; anything else names {@code name}. */
+    static int whole(String name, String text, int min, int max) {
+        return Check.wholeNumber(name, text, min, max);
+    }
+
     /** Seconds of measuring, in (0, 3600]. */
     static double seconds(String s) {
-        double seconds = Double.parseDouble(s);
-        if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS must be in (0, 3600]");
+        double seconds;
+        try {
+            seconds = Double.parseDouble(s);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("SECONDS: must be a number in (0, 3600], got '" + io.fdkvc.core.Untrusted.excerpt(s) + "'");
+        }
+        if (!(seconds > 0 && seconds <= 3600)) throw new IllegalArgumentException("SECONDS: must be in (0, 3600], got " + seconds);
         return seconds;
     }
 
-    /** Prints why the arguments were refused (control characters masked, at most 200 of them) and exits 2. */
-    static void refuse(String bench, String usage, IllegalArgumentException e) {
+    /**
+     * Prints why the arguments were refused (an IllegalArgumentException: an unknown type, or a
+     * check here; an InputException: core's checks) in one line, control characters masked, at
+     * most 200 of them, and exits 2.
+     */
+    static void refuse(String bench, String usage, RuntimeException e) {
         String m = String.valueOf(e.getMessage()).replaceAll("\\p{Cntrl}", "?");
         System.err.println(bench + ": " + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + "; usage: " + usage);
         System.exit(2);

@@ -5,8 +5,9 @@
  * changed). The weights are 64-byte-aligned native memory, as a mapped GGUF file's; 1024 x 8192
  * of Q6_K is 6.7 MB, in L3 here, so this measures the decoder and not the memory.
  * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
- *   -cp engine/target/classes bench/kernels/DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]
+ *   -cp engine/target/classes:core/target/classes bench/kernels/DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]
  */
+import io.fdkvc.core.InputException;
 import io.fdkvc.engine.tensor.*;
 import java.util.*;
 
@@ -17,12 +18,12 @@ public class DequantBench {
         List<GgmlType> types;
         try {
             if (a.length < 3 || a.length > 4) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS]");
-            rows = Integer.parseInt(a[1]);
-            cols = Integer.parseInt(a[2]);
+            rows = BenchArgs.whole("ROWS", a[1], 1, Integer.MAX_VALUE);
+            cols = BenchArgs.whole("COLS", a[2], 1, Integer.MAX_VALUE);
             seconds = a.length > 3 ? BenchArgs.seconds(a[3]) : 10;
             RandomTensor.checkShape(rows, cols);
             types = BenchArgs.types(a[0], cols);
-        } catch (IllegalArgumentException e) { // NumberFormatException too, and an unknown type
+        } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
             BenchArgs.refuse("DequantBench", "DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]", e);
             return;
         }

@@ -3,8 +3,9 @@
  * runs over SECONDS seconds (the JIT needs several seconds to compile the kernels), at a batch of
  * BATCH rows (default 1; 2-8 are continuous batching's kernels).
  * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
- *   -cp engine/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS] [BATCH]
+ *   -cp engine/target/classes:core/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS] [BATCH]
  */
+import io.fdkvc.core.InputException;
 import io.fdkvc.engine.tensor.*;
 import java.util.*;
 
@@ -15,14 +16,13 @@ public class DotBench {
         List<GgmlType> types;
         try {
             if (a.length < 3 || a.length > 5) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS] [BATCH]");
-            rows = Integer.parseInt(a[1]);
-            cols = Integer.parseInt(a[2]);
+            rows = BenchArgs.whole("ROWS", a[1], 1, Integer.MAX_VALUE);
+            cols = BenchArgs.whole("COLS", a[2], 1, Integer.MAX_VALUE);
             seconds = a.length > 3 ? BenchArgs.seconds(a[3]) : 10;
-            batch = a.length > 4 ? Integer.parseInt(a[4]) : 1;
+            batch = a.length > 4 ? BenchArgs.whole("BATCH", a[4], 1, 64) : 1;
             RandomTensor.checkShape(rows, cols);
-            if (batch < 1 || batch > 64) throw new IllegalArgumentException("BATCH must be 1 to 64");
             types = BenchArgs.types(a[0], cols);
-        } catch (IllegalArgumentException e) { // NumberFormatException too, and an unknown type
+        } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
             BenchArgs.refuse("DotBench", "DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]", e);
             return;
         }

@@ -36,16 +36,27 @@ class GgmlGoldenTest {
         return f;
     }
 
+    /** The type's golden blocks (rows of 256 weights) for ggml's {@code values} floats. */
+    static FloatTensor goldenBlocks(GgmlType type, int values) throws IOException {
+        byte[] blocks = resource(type + ".blocks");
+        assertThat(blocks.length).as(type + ".blocks").isEqualTo(type.bytes(values));
+        return Tensors.view(type, MemorySegment.ofArray(blocks), values / 256, 256);
+    }
+
+    /** Every row of t, dequantised, one after the other. */
+    static float[] dequantised(FloatTensor t) {
+        float[] out = new float[t.rows() * t.cols()];
+        for (int r = 0; r < t.rows(); r++) t.dequantizeRow(r, out, r * t.cols());
+        return out;
+    }
+
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"F32", "F16", "BF16"}, mode = EnumSource.Mode.EXCLUDE)
     void dequantisationEqualsGgml(GgmlType type) throws IOException {
-        byte[] blocks = resource(type + ".blocks");
         float[] ggml = floats(resource(type + ".f32"));
-        int cols = 256, rows = ggml.length / cols;
-        assertThat(blocks.length).isEqualTo(type.bytes(ggml.length));
-        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(blocks), rows, cols);
-        float[] ours = new float[ggml.length];
-        for (int r = 0; r < rows; r++) t.dequantizeRow(r, ours, r * cols);
+        FloatTensor t = goldenBlocks(type, ggml.length);
+        int cols = t.cols(), rows = t.rows();
+        float[] ours = dequantised(t);
         // bit for bit: our decoders round as ggml's reference decoder does (multiply, then add or subtract)
         assertThat(ours).as(type.toString()).containsExactly(ggml);
         // and the fused dot product agrees with ggml's values
@@ -86,12 +97,8 @@ class GgmlGoldenTest {
         boolean differs = false;
         for (GgmlType type : GgmlType.values()) {
             if (type == GgmlType.F32 || type == GgmlType.F16 || type == GgmlType.BF16) continue;
-            byte[] blocks = resource(type + ".blocks");
             float[] ggml = floats(resource(type + ".f32"));
-            int cols = 256, rows = ggml.length / cols;
-            FloatTensor t = Tensors.view(type, MemorySegment.ofArray(blocks), rows, cols);
-            float[] ours = new float[ggml.length];
-            for (int r = 0; r < rows; r++) t.dequantizeRow(r, ours, r * cols);
+            float[] ours = dequantised(goldenBlocks(type, ggml.length));
             int i = 0;
             while (i < ours.length && Float.floatToRawIntBits(ours[i]) == Float.floatToRawIntBits(ggml[i])) i++;
             differs |= i < ours.length;

@@ -1,8 +1,10 @@
 // Decode-only throughput of continuous batching, without HTTP and prefill: N conversations'
 // decode steps as one pass (engine.chat.DecodeBatch) against the same conversations one at a
 // time. Rounds of N=1 and N=k alternate so that a drifting machine load hits both alike.
-//   java --add-modules=jdk.incubator.vector -cp cli/target/fdkvc.jar scripts/DecodeBatchBench.java smollm2-135m-q8 4 32 3 2
-// args: synthetic shape, k, steps per round, rounds, threads
+//   java --add-modules=jdk.incubator.vector -cp cli/target/fdkvc.jar scripts/DecodeBatchBench.java smollm2-135m-q8 4 32 3 2 [WORDS BUDGET]
+// args: synthetic shape, k, steps per round, rounds, threads; optionally words of history in each
+// conversation's first message (default 0: a few tokens) and the fdkvc budget (default 128), so
+// that decode runs at a depth comparable to llama-batched-bench's -npp
 import io.fdkvc.cli.engine.SyntheticModels;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.engine.cache.PositionMode;
@@ -25,6 +27,8 @@ void main(String[] args) {
     var model = SyntheticModels.model(args[0], null);
     int k = Integer.parseInt(args[1]), steps = Integer.parseInt(args[2]), rounds = Integer.parseInt(args[3]);
     int threads = Integer.parseInt(args[4]);
+    int words = args.length > 5 ? Integer.parseInt(args[5]) : 0, budget = args.length > 6 ? Integer.parseInt(args[6]) : 128;
+    String history = " lorem".repeat(words);
     Parallel.setThreads(threads);
     try (LoadedModel m = SyntheticModels.load(model, null); Llama llama = new Llama(m.config(), m.weights(), 64, threads)) {
         ChatFormat format = new ChatFormat(ChatTemplate.PLAIN, Tokenizers.from(m.vocabulary()));
@@ -34,10 +38,11 @@ void main(String[] args) {
             for (int mode = 0; mode < 2; mode++) {
                 List<Reply> replies = new ArrayList<>();
                 for (int i = 0; i < k; i++) {
-                    Conversation c = new Conversation(new Session(llama, llama.newCache(PolicyRegistry.spec("fdkvc", 128), 64 + steps,
+                    Conversation c = new Conversation(new Session(llama, llama.newCache(PolicyRegistry.spec("fdkvc", budget), 64 + steps,
                             PositionMode.CACHE)), format);
-                    Reply rep = c.begin(List.of(Message.user("conversation " + i + " round " + r)), new GenerationParams(steps + 1, 0.8f, 1f, i, List.of()), null);
+                    Reply rep = c.begin(List.of(Message.user("conversation " + i + " round " + r + history)), new GenerationParams(steps + 1, 0.8f, 1f, i, List.of()), null);
                     while (rep.prefilling()) rep.prefill(64);
+                    if (r == -1 && mode == 0 && i == 0) System.out.printf("cache entries per stream after the prompt: %d%n", c.cache().stream(0, 0).size());
                     replies.add(rep);
                 }
                 long t0 = System.nanoTime();

@@ -25,7 +25,10 @@ import org.junit.jupiter.api.Test;
  * are float32 with FMA, whose error is absolute, about d * 2^-24 * |q||k| (~1e-6 at d = 16 on
  * unit-scale vectors), so a quantity near 0 (a cosine, a small attention weight) cannot be
  * compared relatively. Turns from a near tie on ({@link SpecReference#NEAR_TIE}) are not compared,
- * and the statistics check that this escape stays rare.
+ * and the statistics check that this escape stays rare. The loss also gets the slack the reference
+ * propagates from eq. 4 ({@link SpecReference.TurnOutput#lossSlack()}): it normalises h by its
+ * maximum, so a small cosine spread's float32 error reaches it unscaled by alpha (found by this
+ * property: turn 1 of budget 4, alpha0 0.001, spread 0.0145, loss off by 3e-5 relative).
  */
 class DifferentialTest {
     static final double REL = 1e-5;
@@ -83,7 +86,7 @@ class DifferentialTest {
         assertThat(core.positions()).as(where + ": kept positions").isEqualTo(ref.positions());
         assertThat(core.evicted()).as(where + ": evicted positions in removal order").isEqualTo(ref.evicted());
         close(core.alpha(), ref.alpha(), where + ": alpha");
-        close(core.loss(), ref.loss(), where + ": loss");
+        close(core.loss(), ref.loss(), where + ": loss", ref.lossSlack());
         for (int i = 0; i < ref.entries().size(); i++) {
             EntryState c = core.entries().get(i), r = ref.entries().get(i);
             String e = where + ", position " + r.position();
@@ -97,7 +100,12 @@ class DifferentialTest {
     }
 
     static void close(double actual, double expected, String what) {
-        double tol = REL * Math.max(Math.abs(actual), Math.abs(expected)) + ABS;
+        close(actual, expected, what, 0);
+    }
+
+    /** With {@code slack} added to the tolerance: an error the reference has propagated for this quantity. */
+    static void close(double actual, double expected, String what, double slack) {
+        double tol = REL * Math.max(Math.abs(actual), Math.abs(expected)) + ABS + slack;
         assertThat(Math.abs(actual - expected)).as("%s: core %s, spec %s", what, actual, expected).isLessThanOrEqualTo(tol);
     }
 }

@@ -39,6 +39,8 @@ public final class SpecReference {
     public static final double NEAR_TIE_ABS = 1e-6;
     /** eq. 4: a cosine spread below this amplifies float32 cosine errors beyond the test tolerance. */
     public static final double MIN_COS_SPREAD = 1e-2;
+    /** The absolute error of a float32 cosine (as above, about 1e-7). */
+    public static final double COS_ERR = 1e-7;
 
     // ---------------------------------------------------------------- inputs and outputs
 
@@ -59,7 +61,14 @@ public final class SpecReference {
      * The state after one turn: the cache in position order, alpha, loss, evicted positions in
      * removal order, and the near tie, if any, that made a decision of this turn float-sensitive.
      */
-    public record TurnOutput(List<EntryState> entries, double alpha, double loss, List<Long> evicted, String nearTie) {
+    /**
+     * @param lossSlack what eq. 4's normalisation adds to the loss's float32 error (see {@code fdkvcTurn}); 0 where none
+     */
+    public record TurnOutput(List<EntryState> entries, double alpha, double loss, List<Long> evicted, String nearTie, double lossSlack) {
+        public TurnOutput(List<EntryState> entries, double alpha, double loss, List<Long> evicted, String nearTie) {
+            this(entries, alpha, loss, evicted, nearTie, 0);
+        }
+
         /** Whether a near tie (reason in {@link #nearTie()}, null when none) made this turn float-sensitive. */
         public boolean hasNearTie() {
             return nearTie != null;
@@ -225,12 +234,12 @@ public final class SpecReference {
             out.add(new EntryState(e.pos, e.c, e.rho, e.h, w[i]));
         }
         boolean fd = kind == Kind.FDKVC;
-        return new TurnOutput(out, fd ? alpha : 0, fd ? s.loss : 0, s.evicted, s.nearTie);
+        return new TurnOutput(out, fd ? alpha : 0, fd ? s.loss : 0, s.evicted, s.nearTie, fd ? s.lossSlack : 0);
     }
 
     private static final class Step {
         final List<Long> evicted = new ArrayList<>();
-        double loss;
+        double loss, lossSlack;
         String nearTie;
     }
 
@@ -291,6 +300,14 @@ public final class SpecReference {
             double loss = sum / cache.size();
             if (maxH > 0 && maxH < NEAR_TIE_ABS) s.nearTie = "eq. 6 max h at float32 noise level";
             s.loss = loss;
+            // The loss normalises h by its maximum, so eq. 4's error reaches it unscaled by alpha:
+            // each r carries about 2 COS_ERR / spread (two float32 cosines over the spread), each
+            // hhat twice its h's share of that (h_i and max h), and L = mean hhat (1 - hhat) moves
+            // by at most the largest hhat error. A spread just above MIN_COS_SPREAD therefore moves L
+            // by up to 4e-5 relative, past the comparison's 1e-5.
+            if (alpha > 0 && wrho > 0 && maxH > 0 && !oneClass) {
+                s.lossSlack = 4 * wrho * alpha * COS_ERR / ((spread + EPS) * maxH);
+            }
             //    alpha <- alpha0 / (1 + mu*L)   (eq 7)
             alpha = alpha0 / (1 + mu * loss);
 

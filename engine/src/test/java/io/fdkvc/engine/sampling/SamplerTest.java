@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.data.Offset.offset;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.engine.ModelFormatException;
+import io.fdkvc.engine.tensor.Simd;
 import java.lang.management.ManagementFactory;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -58,6 +60,48 @@ class SamplerTest {
         double[] g = frequencies(new Sampler(4, 0.5f, 0, 1f, 2), l, 100_000);
         assertThat(g[0]).isCloseTo(0.01 / z, offset(0.005));
         assertThat(g[3]).isCloseTo(0.16 / z, offset(0.005));
+    }
+
+    /**
+     * A vocabulary of whole vectors plus a scalar tail (the softmax runs a vector at a time, the
+     * last vocab % L logits in scalar code): draws follow the softmax at temperatures 1 and 0.5,
+     * unfiltered and through the top-p path, for tokens in both parts.
+     */
+    @Test
+    void aWideVocabularyDrawsFromTheTemperatureSoftmax() {
+        int vocab = 3 * Simd.L + 5;
+        double[] w = new double[vocab];
+        double z1 = 0, z2 = 0;
+        for (int i = 0; i < vocab; i++) {
+            w[i] = i % 7 + 1;
+            z1 += w[i];
+            z2 += w[i] * w[i];
+        }
+        float[] l = logitsOf(w);
+        double[] f = frequencies(new Sampler(vocab, 1f, 0, 1f, 5), l, 200_000);
+        double[] g = frequencies(new Sampler(vocab, 0.5f, 0, 1f, 6), l, 200_000);
+        double[] h = frequencies(new Sampler(vocab, 1f, 0, 0.9999f, 7), l, 200_000);
+        for (int i = 0; i < vocab; i++) {
+            assertThat(f[i]).as("token %d at temperature 1", i).isCloseTo(w[i] / z1, offset(0.004));
+            assertThat(g[i]).as("token %d at temperature 0.5", i).isCloseTo(w[i] * w[i] / z2, offset(0.004));
+            assertThat(h[i]).as("token %d through top-p", i).isCloseTo(w[i] / z1, offset(0.004));
+        }
+    }
+
+    /** A NaN or infinite logit, in a whole vector or in the scalar tail, is an error naming its token. */
+    @Test
+    void nonFiniteLogitsAreAnErrorNamingTheToken() {
+        int vocab = 2 * Simd.L + 3;
+        for (int at : new int[] {0, Simd.L + 1, vocab - 1}) {
+            for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY}) {
+                float[] l = new float[vocab];
+                l[at] = bad;
+                for (Sampler s : new Sampler[] {Sampler.greedy(vocab), new Sampler(vocab, 0.8f, 0, 1f, 1)}) {
+                    assertThatThrownBy(() -> s.sample(l)).isInstanceOf(ModelFormatException.class)
+                            .hasMessageContaining("(" + bad + " for token " + at + ")");
+                }
+            }
+        }
     }
 
     /** Nucleus 0.5 of (0.4, 0.3, 0.2, 0.1) is the smallest prefix reaching 0.5: {0.4, 0.3}, renormalised. */

@@ -13,6 +13,23 @@ import java.util.List;
 final class BenchArgs {
     private BenchArgs() {}
 
+    /** The arguments every matrix benchmark starts with: TYPES ROWS COLS [SECONDS]. */
+    record Matrix(List<GgmlType> types, int rows, int cols, double seconds) {}
+
+    /**
+     * TYPES ROWS COLS [SECONDS] from the start of {@code a}, which may hold up to {@code more}
+     * further arguments for the benchmark's own use; the shape checked against this JVM's heap
+     * ({@link RandomTensor#checkShape}). SECONDS defaults to 10.
+     */
+    static Matrix matrix(String[] a, int more) {
+        if (a.length < 3 || a.length > 4 + more) throw new IllegalArgumentException("expected 3 to " + (4 + more) + " arguments, got " + a.length);
+        int rows = whole("ROWS", a[1], 1, Integer.MAX_VALUE);
+        int cols = whole("COLS", a[2], 1, Integer.MAX_VALUE);
+        double seconds = a.length > 3 ? seconds(a[3]) : 10;
+        RandomTensor.checkShape(rows, cols);
+        return new Matrix(types(a[0], cols), rows, cols, seconds);
+    }
+
     /** The comma-separated weight types, each with a block that divides {@code cols}. */
     static List<GgmlType> types(String list, int cols) {
         List<GgmlType> types = new ArrayList<>();

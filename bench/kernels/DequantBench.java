@@ -13,21 +13,16 @@ import java.util.*;
 
 public class DequantBench {
     public static void main(String[] a) {
-        int rows, cols;
-        double seconds;
-        List<GgmlType> types;
+        BenchArgs.Matrix m;
         try {
-            if (a.length < 3 || a.length > 4) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS]");
-            rows = BenchArgs.whole("ROWS", a[1], 1, Integer.MAX_VALUE);
-            cols = BenchArgs.whole("COLS", a[2], 1, Integer.MAX_VALUE);
-            seconds = a.length > 3 ? BenchArgs.seconds(a[3]) : 10;
-            RandomTensor.checkShape(rows, cols);
-            types = BenchArgs.types(a[0], cols);
+            m = BenchArgs.matrix(a, 0);
         } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
             BenchArgs.refuse("DequantBench", "DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]", e);
             return;
         }
-        for (GgmlType t : types) {
+        int rows = m.rows(), cols = m.cols();
+        double seconds = m.seconds();
+        for (GgmlType t : m.types()) {
             FloatTensor ft = RandomTensor.of(t, rows, cols, new Random(7));
             float[] out = new float[cols];
             long hash = 0;

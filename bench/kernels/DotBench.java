@@ -11,22 +11,18 @@ import java.util.*;
 
 public class DotBench {
     public static void main(String[] a) {
-        int rows, cols, batch;
-        double seconds;
-        List<GgmlType> types;
+        BenchArgs.Matrix m;
+        int batch;
         try {
-            if (a.length < 3 || a.length > 5) throw new IllegalArgumentException("expected TYPES ROWS COLS [SECONDS] [BATCH]");
-            rows = BenchArgs.whole("ROWS", a[1], 1, Integer.MAX_VALUE);
-            cols = BenchArgs.whole("COLS", a[2], 1, Integer.MAX_VALUE);
-            seconds = a.length > 3 ? BenchArgs.seconds(a[3]) : 10;
+            m = BenchArgs.matrix(a, 1);
             batch = a.length > 4 ? BenchArgs.whole("BATCH", a[4], 1, 64) : 1;
-            RandomTensor.checkShape(rows, cols);
-            types = BenchArgs.types(a[0], cols);
         } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
             BenchArgs.refuse("DotBench", "DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]", e);
             return;
         }
-        for (GgmlType t : types) {
+        int rows = m.rows(), cols = m.cols();
+        double seconds = m.seconds();
+        for (GgmlType t : m.types()) {
             String tn = t.name();
             Random r = new Random(1);
             FloatTensor ft = RandomTensor.of(t, rows, cols, r);

@@ -65,6 +65,19 @@ final class BenchArgs {
     }
 
     /**
+     * {@code parse}'s value, or, when it refuses the arguments (an IllegalArgumentException or
+     * core's InputException), {@link #refuse} with the benchmark's name and usage.
+     */
+    static <T> T orRefuse(String bench, String usage, java.util.function.Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
+            refuse(bench, usage, e);
+            throw new AssertionError("refuse exits");
+        }
+    }
+
+    /**
      * Prints why the arguments were refused (an IllegalArgumentException: an unknown type, or a
      * check here; an InputException: core's checks) in one line, control characters masked, at
      * most 200 of them, and exits 2.

@@ -7,19 +7,13 @@
  * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
  *   -cp engine/target/classes:core/target/classes bench/kernels/DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]
  */
-import io.fdkvc.core.InputException;
 import io.fdkvc.engine.tensor.*;
 import java.util.*;
 
 public class DequantBench {
     public static void main(String[] a) {
-        BenchArgs.Matrix m;
-        try {
-            m = BenchArgs.matrix(a, 0);
-        } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
-            BenchArgs.refuse("DequantBench", "DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]", e);
-            return;
-        }
+        String usage = "DequantBench.java Q6_K,Q4_K ROWS COLS [SECONDS]";
+        BenchArgs.Matrix m = BenchArgs.orRefuse("DequantBench", usage, () -> BenchArgs.matrix(a, 0));
         int rows = m.rows(), cols = m.cols();
         double seconds = m.seconds();
         for (GgmlType t : m.types()) {

@@ -5,21 +5,14 @@
  * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
  *   -cp engine/target/classes:core/target/classes bench/kernels/DotBench.java Q8_0,Q4_K,Q6_K ROWS COLS [SECONDS] [BATCH]
  */
-import io.fdkvc.core.InputException;
 import io.fdkvc.engine.tensor.*;
 import java.util.*;
 
 public class DotBench {
     public static void main(String[] a) {
-        BenchArgs.Matrix m;
-        int batch;
-        try {
-            m = BenchArgs.matrix(a, 1);
-            batch = a.length > 4 ? BenchArgs.whole("BATCH", a[4], 1, 64) : 1;
-        } catch (IllegalArgumentException | InputException e) { // an unknown type, a bad number or shape
-            BenchArgs.refuse("DotBench", "DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]", e);
-            return;
-        }
+        String usage = "DotBench.java Q8_0,Q4_K ROWS COLS [SECONDS] [BATCH]";
+        BenchArgs.Matrix m = BenchArgs.orRefuse("DotBench", usage, () -> BenchArgs.matrix(a, 1));
+        int batch = BenchArgs.orRefuse("DotBench", usage, () -> a.length > 4 ? BenchArgs.whole("BATCH", a[4], 1, 64) : 1);
         int rows = m.rows(), cols = m.cols();
         double seconds = m.seconds();
         for (GgmlType t : m.types()) {

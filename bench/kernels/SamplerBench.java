@@ -6,19 +6,14 @@
  * usage (repository root): ./scripts/test -q -pl engine -am -DskipTests; java --add-modules jdk.incubator.vector
  *   -cp engine/target/classes:core/target/classes bench/kernels/SamplerBench.java [VOCAB]
  */
-import io.fdkvc.core.InputException;
 import io.fdkvc.engine.sampling.Sampler;
 
 public class SamplerBench {
     public static void main(String[] a) {
-        int vocab;
-        try {
+        int vocab = BenchArgs.orRefuse("SamplerBench", "SamplerBench.java [VOCAB]", () -> {
             if (a.length > 1) throw new IllegalArgumentException("expected [VOCAB]");
-            vocab = a.length > 0 ? BenchArgs.whole("VOCAB", a[0], 1, 1 << 24) : 49_152;
-        } catch (IllegalArgumentException | InputException e) {
-            BenchArgs.refuse("SamplerBench", "SamplerBench.java [VOCAB]", e);
-            return;
-        }
+            return a.length > 0 ? BenchArgs.whole("VOCAB", a[0], 1, 1 << 24) : 49_152;
+        });
         float[] logits = new float[vocab];
         java.util.Random r = new java.util.Random(1);
         for (int i = 0; i < vocab; i++) logits[i] = (float) r.nextGaussian() * 3;

@@ -6,6 +6,8 @@
 // conversation's first message (default 0: a few tokens) and the fdkvc budget (default 128), so
 // that decode runs at a depth comparable to llama-batched-bench's -npp
 import io.fdkvc.cli.engine.SyntheticModels;
+import io.fdkvc.core.InputException;
+import io.fdkvc.core.param.Check;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.chat.ChatFormat;
@@ -23,11 +25,33 @@ import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.util.ArrayList;
 import java.util.List;
 
+static final String USAGE = "DecodeBatchBench.java SHAPE K STEPS ROUNDS THREADS [WORDS BUDGET]";
+
+/** A bad argument ends the run with one line naming it and exit 2 (core's checks name it). */
+static int whole(String name, String[] args, int i, int min, int max, int absent) {
+    return i < args.length ? Check.wholeNumber(name, args[i], min, max) : absent;
+}
+
 void main(String[] args) {
-    var model = SyntheticModels.model(args[0], null);
-    int k = Integer.parseInt(args[1]), steps = Integer.parseInt(args[2]), rounds = Integer.parseInt(args[3]);
-    int threads = Integer.parseInt(args[4]);
-    int words = args.length > 5 ? Integer.parseInt(args[5]) : 0, budget = args.length > 6 ? Integer.parseInt(args[6]) : 128;
+    SyntheticModels.Model model;
+    int k, steps, rounds, threads, words, budget;
+    try {
+        if (args.length != 5 && args.length != 7) throw new InputException("expected 5 or 7 arguments, got " + args.length);
+        model = SyntheticModels.model(args[0], null);
+        k = whole("K", args, 1, 2, 64, 0);
+        steps = whole("STEPS", args, 2, 1, 100_000, 0);
+        rounds = whole("ROUNDS", args, 3, 1, 1000, 0);
+        threads = whole("THREADS", args, 4, 1, 256, 0);
+        words = whole("WORDS", args, 5, 0, 100_000, 0);
+        budget = whole("BUDGET", args, 6, 1, 1 << 24, 128);
+        PolicyRegistry.spec("fdkvc", budget);
+    } catch (InputException e) {
+        // core's messages quote the user's text only as an excerpt; control characters masked, at most 200
+        String m = String.valueOf(e.getMessage()).replaceAll("\\p{Cntrl}", "?");
+        System.err.println("DecodeBatchBench: " + (m.length() > 200 ? m.substring(0, 200) + "..." : m) + "; usage: " + USAGE);
+        System.exit(2);
+        return;
+    }
     String history = " lorem".repeat(words);
     Parallel.setThreads(threads);
     try (LoadedModel m = SyntheticModels.load(model, null); Llama llama = new Llama(m.config(), m.weights(), 64, threads)) {

@@ -59,10 +59,9 @@ public final class SpecReference {
 
     /**
      * The state after one turn: the cache in position order, alpha, loss, evicted positions in
-     * removal order, and the near tie, if any, that made a decision of this turn float-sensitive.
-     */
-    /**
-     * @param lossSlack what eq. 4's normalisation adds to the loss's float32 error (see {@code fdkvcTurn}); 0 where none
+     * removal order, the near tie, if any, that made a decision of this turn float-sensitive, and
+     * {@code lossSlack}: what eq. 4's normalisation adds to the loss's float32 error (see
+     * {@code fdkvcTurn}; 0 where none).
      */
     public record TurnOutput(List<EntryState> entries, double alpha, double loss, List<Long> evicted, String nearTie, double lossSlack) {
         public TurnOutput(List<EntryState> entries, double alpha, double loss, List<Long> evicted, String nearTie) {
@@ -303,8 +302,9 @@ public final class SpecReference {
             // The loss normalises h by its maximum, so eq. 4's error reaches it unscaled by alpha:
             // each r carries about 2 COS_ERR / spread (two float32 cosines over the spread), each
             // hhat twice its h's share of that (h_i and max h), and L = mean hhat (1 - hhat) moves
-            // by at most the largest hhat error. A spread just above MIN_COS_SPREAD therefore moves L
-            // by up to 4e-5 relative, past the comparison's 1e-5.
+            // by at most the largest hhat error: 4 COS_ERR / spread when rho is all of h, 4e-5 at
+            // MIN_COS_SPREAD, past the comparison's 1e-5 (the trace that found it: 3e-5 relative
+            // at a spread of 0.0145).
             if (alpha > 0 && wrho > 0 && maxH > 0 && !oneClass) {
                 s.lossSlack = 4 * wrho * alpha * COS_ERR / ((spread + EPS) * maxH);
             }

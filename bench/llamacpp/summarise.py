@@ -19,9 +19,14 @@ def fail(message):
 if len(sys.argv) != 2:
     fail("usage: bench/llamacpp/summarise.py OUT_DIR/runs.tsv")
 try:
-    lines = open(sys.argv[1]).read().splitlines()
+    with open(sys.argv[1], encoding="utf-8") as f:
+        lines = f.read().splitlines()
 except OSError as e:
     fail(f"cannot read {sys.argv[1]}: {e.strerror}")
+except UnicodeDecodeError as e:
+    fail(f"{sys.argv[1]} is not UTF-8 text (byte {e.start}): not a runs.tsv")
+if not lines:
+    fail(f"{sys.argv[1]} holds no runs")
 runs = defaultdict(list)
 by_round = {}
 for number, line in enumerate(lines, 1):
@@ -29,6 +34,11 @@ for number, line in enumerate(lines, 1):
     if len(fields) != 5:
         fail(f"{sys.argv[1]} line {number}: expected 5 tab-separated fields, got {len(fields)}")
     r, name, conf, phase, text = fields
+    depth = conf[len("llama.cpp-d"):]
+    if not (conf.startswith("ours-") or conf.startswith("llama.cpp-d") and depth.isdigit()):
+        fail(f"{sys.argv[1]} line {number}: configuration must be ours-NAME or llama.cpp-dDEPTH, got {conf[:40]!r}")
+    if phase not in ("decode", "prefill"):
+        fail(f"{sys.argv[1]} line {number}: phase must be decode or prefill, got {phase[:40]!r}")
     try:
         value = float(text)
     except ValueError:

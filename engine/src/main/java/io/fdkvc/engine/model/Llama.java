@@ -619,7 +619,7 @@ public final class Llama implements AutoCloseable {
             KvStream s = pCache.stream(pLayer, kvh);
             int count = s.size() - (n - 1 - t);
             int o = u * scratchCap;
-            float inv = 1f / Simd.expInPlace(att, o, count, unitMax[u], 1f, lanes[worker]);
+            float inv = 1f / expInPlace(att, o, count, unitMax[u], lanes[worker]);
             unitInv[u] = inv;
             weightedValues(att, o, count, inv, s.values(), xb2, t * qDim + h * hd);
         }
@@ -719,6 +719,31 @@ public final class Llama implements AutoCloseable {
             a0.intoArray(sc, so + i);
             b0.intoArray(sc, so2 + i);
         }
+    }
+
+    /**
+     * sc[so + i] = exp(sc[so + i] - max) for i < count, vectorised with {@link Simd#exp} (not the
+     * Vector API's EXP, whose bits differ between interpreter and C2); returns the sum.
+     */
+    private static float expInPlace(float[] sc, int so, int count, float max, float[] lanes) {
+        int i = 0;
+        float sum = 0;
+        if (count >= S.length()) {
+            FloatVector acc = FloatVector.zero(S);
+            for (int up = S.loopBound(count); i < up; i += S.length()) {
+                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, so + i).sub(max));
+                e.intoArray(sc, so + i);
+                acc = acc.add(e);
+            }
+            acc.intoArray(lanes, 0);
+            sum = Simd.sum(lanes, 0);
+        }
+        for (; i < count; i++) {
+            float e = (float) Math.exp(sc[so + i] - max);
+            sc[so + i] = e;
+            sum += e;
+        }
+        return sum;
     }
 
     /**

@@ -130,36 +130,6 @@ public final class Simd {
         };
     }
 
-    /**
-     * a[off + i] = e^((a[off + i] - shift) * scale) for i < n, a vector at a time with {@link #exp}
-     * (not the Vector API's EXP, whose bits differ between interpreter and C2), the last n % L in
-     * scalar code; returns their sum, the vectors' lanes added in {@link #sum(float[], int)}'s
-     * order (lanes: scratch of L floats). The attention's softmax (scale 1: the same bits as
-     * without it) and the sampler's share this one loop, so that C2 compiles it hot, with exp
-     * inlined: a copy in the sampler, compiled where small vocabularies had run first, called exp
-     * out of line and boxed every vector.
-     */
-    public static float expInPlace(float[] a, int off, int n, float shift, float scale, float[] lanes) {
-        int i = 0;
-        float sum = 0;
-        if (n >= L) {
-            FloatVector acc = FloatVector.zero(F);
-            for (int up = F.loopBound(n); i < up; i += L) {
-                FloatVector e = exp(FloatVector.fromArray(F, a, off + i).sub(shift).mul(scale));
-                e.intoArray(a, off + i);
-                acc = acc.add(e);
-            }
-            acc.intoArray(lanes, 0);
-            sum = sum(lanes, 0);
-        }
-        for (; i < n; i++) {
-            float e = (float) Math.exp((a[off + i] - shift) * scale);
-            a[off + i] = e;
-            sum += e;
-        }
-        return sum;
-    }
-
     /** {@code sum a[aOff+i] * b[bOff+i]} for i in [0, n). */
     public static float dot(float[] a, int aOff, float[] b, int bOff, int n) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);

@@ -81,6 +81,13 @@ public final class Llama implements AutoCloseable {
     // the phase in progress (fields, so that the phase bodies below are allocated once)
     private int pLayer, pBatch, pFrom, pBlock;
     private KvCache pCache;
+    // the attention phases' conversations: pConvs caches from pCaches[pConv0], each attending
+    // pSpan tokens of the chunk (a prefill chunk: one cache and its n tokens; a batched decode
+    // step: a group of conversations, one token each, in rows pConv0 ..)
+    private final KvCache[] chunkCache = new KvCache[1];
+    private KvCache[] pCaches = chunkCache;
+    private int pConv0, pConvs, pSpan;
+    private long[] slotPositions = new long[0];
     private float[] pNorm;
     // Every step runs as a phase body, even the small ones that stay on the calling thread: a
     // body is called through parallel()'s megamorphic call, so C2 compiles it on its own instead
@@ -299,7 +306,6 @@ public final class Llama implements AutoCloseable {
     // ---- one decode step for several conversations (continuous batching) ----------------------
 
     private float[] batchLogits = new float[0];
-    private float[] rowSave = new float[0];
     private final LlamaWorkers.Body batchClassifierPhase = this::batchClassifierRange;
 
     /**
@@ -328,20 +334,12 @@ public final class Llama implements AutoCloseable {
             w.tokenEmbedding().dequantizeRow(tok, x, b * dim);
             checkContext(cache, 1);
         }
-        if (rowSave.length < qDim) rowSave = new float[qDim];
         for (int l = 0; l < layers; l++) {
             pLayer = l;
             pBatch = n;
             projectQkv(l, n);
             for (int t = 0; t < n; t++) caches[t].append(l, 0, k, t * kvDim, v, t * kvDim, q, t * qDim);
-            // attention one conversation at a time, through the single-token phases on row 0:
-            // rows 1.. are moved to row 0 and their output back; row 0 itself goes last
-            System.arraycopy(q, 0, rowSave, 0, qDim);
-            for (int t = n - 1; t >= 0; t--) {
-                System.arraycopy(t == 0 ? rowSave : q, t * qDim, q, 0, qDim);
-                attendOne(caches[t], l);
-                if (t > 0) System.arraycopy(xb2, 0, xb2, t * qDim, qDim);
-            }
+            attendBatch(caches, l, n);
             pBatch = n;
             parallel(dim, outputProjPhase, (long) dim * qDim * n);
             feedForward(l, n);
@@ -356,15 +354,47 @@ public final class Llama implements AutoCloseable {
     }
 
     /**
-     * Attention of the token in row 0 over {@code cache}'s layer {@code l}: the same phases as a
-     * one-token chunk of {@link #forward} (key rotation, scores, softmax and values, observed
-     * attention when the policy reads it).
+     * Layer l's attention for a batched decode step: each conversation's token (row b of q, its
+     * output to row b of xb2) over its own cache. The keys are rotated cache by cache; then the
+     * scores, softmax and values (and the observed attention) run as one phase each over all
+     * conversations' (conversation, head) units, so the two threads share 4 x 9 units instead of
+     * splitting 9 heads (or 3 KV heads) per conversation, with a wait at the end of each. Every
+     * unit computes what a one-token chunk of {@link #forward} would (the same bits).
      */
-    private void attendOne(KvCache cache, int l) {
-        pCache = cache;
-        pBatch = 1;
-        if (cache.positionMode() == PositionMode.ORIGINAL) rope.window(cache.nextPosition(), 1);
-        attend(cache, l, 1);
+    private void attendBatch(KvCache[] caches, int l, int n) {
+        long t0 = System.nanoTime(), keys = 0;
+        boolean anyOriginal = false, anyObserving = false;
+        if (slotPositions.length < n) slotPositions = new long[maxBatch];
+        for (int b = 0; b < n; b++) {
+            KvCache cache = caches[b];
+            if (cache.positionMode() == PositionMode.ORIGINAL) {
+                anyOriginal = true;
+                slotPositions[b] = cache.nextPosition();
+                rope.window(cache.nextPosition(), 1);
+            }
+            anyObserving |= cache.observing();
+            keys += rotateNewKeys(cache, l);
+        }
+        // the queries of caches in original mode rotate to their token's position, in the window
+        if (anyOriginal) rope.windowEach(slotPositions, n);
+        long t1 = System.nanoTime();
+        pCaches = caches;
+        pSpan = 1;
+        pFrom = 0;
+        pBlock = 1;
+        // conversations in groups whose rows fit the scratch (all of them, unless caches are huge)
+        for (int g = 0; g < n; g += attentionBlock) {
+            pConv0 = g;
+            pConvs = Math.min(attentionBlock, n - g);
+            long work = keys * hd * group * pConvs / n;
+            parallel(pConvs * heads, scoresPhase, work);
+            parallel(pConvs * heads, valuesPhase, work);
+            if (anyObserving) parallel(pConvs * kvHeads, observePhase, work / hd);
+        }
+        pCaches = chunkCache;
+        long t2 = System.nanoTime();
+        ropeNanos += t1 - t0;
+        attentionNanos += t2 - t0;
     }
 
     /**
@@ -374,10 +404,12 @@ public final class Llama implements AutoCloseable {
      */
     private void attend(KvCache cache, int l, int n) {
         long t0 = System.nanoTime();
-        long keys = prepareAttention(cache, l);
-        parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
-        for (int h = 0; h < kvHeads; h++) cache.markRotated(l, h);
+        long keys = rotateNewKeys(cache, l);
         long t1 = System.nanoTime();
+        pCaches[0] = cache;
+        pConv0 = 0;
+        pConvs = 1;
+        pSpan = n;
         long work = keys * hd * group;
         for (int from = 0; from < n; from += attentionBlock) {
             pFrom = from;
@@ -389,6 +421,15 @@ public final class Llama implements AutoCloseable {
         long t2 = System.nanoTime();
         ropeNanos += t1 - t0;
         attentionNanos += t2 - t0;
+    }
+
+    /** Sizes the scratch for {@code cache}'s layer l, rotates its keys not yet rotated, and returns its entries over all streams. */
+    private long rotateNewKeys(KvCache cache, int l) {
+        pCache = cache;
+        long keys = prepareAttention(cache, l);
+        parallel(keyStart[kvHeads], ropePhase, (long) keyStart[kvHeads] * hd * 2);
+        for (int h = 0; h < kvHeads; h++) cache.markRotated(l, h);
+        return keys;
     }
 
     /**
@@ -549,14 +590,16 @@ public final class Llama implements AutoCloseable {
     /** Phase 1: the unit's rotated query against the stream's rotated keys, scaled, plus eq. 9's bias; the row's max. */
     private void scoresRange(int worker, int from, int to) {
         float[] qr = qrot[worker];
+        int perConv = heads * pBlock;
         for (int u = from; u < to; u++) {
-            int h = u / pBlock, t = pFrom + u % pBlock, kvh = h / group;
-            KvStream s = pCache.stream(pLayer, kvh);
+            int b = pConv0 + u / perConv, h = u % perConv / pBlock, t = pFrom + u % pBlock, kvh = h / group;
+            KvCache cache = pCaches[b];
+            KvStream s = cache.stream(pLayer, kvh);
             // every token of the chunk is already in the stream; token t sees up to itself
-            int count = s.size() - (pBatch - 1 - t);
-            rotateQuery(s, t, h, count - 1, qr, worker);
-            scores(qr, pCache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap);
-            scaleBiasMax(s, u, count);
+            int count = s.size() - (pSpan - 1 - t);
+            rotateQuery(cache, s, b, t, h, count - 1, qr, worker);
+            scores(qr, cache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap);
+            scaleBiasMax(cache, s, u, count);
         }
     }
 
@@ -569,36 +612,39 @@ public final class Llama implements AutoCloseable {
      * it was for C2's inlining budget (see above).
      */
     private void scoresPairRange(int worker, int from, int to) {
+        // a prefill chunk: one cache (pConvs == 1)
         float[] qr = qrot[worker], qr2 = qrotNext[worker];
+        KvCache cache = pCaches[0];
         for (int u = from; u < to; ) {
             int tb = u % pBlock, h = u / pBlock, t = pFrom + tb, kvh = h / group;
-            KvStream s = pCache.stream(pLayer, kvh);
-            int count = s.size() - (pBatch - 1 - t);
-            float[] keys = pCache.rotatedKeys(pLayer, kvh);
-            rotateQuery(s, t, h, count - 1, qr, worker);
+            KvStream s = cache.stream(pLayer, kvh);
+            int count = s.size() - (pSpan - 1 - t);
+            float[] keys = cache.rotatedKeys(pLayer, kvh);
+            rotateQuery(cache, s, 0, t, h, count - 1, qr, worker);
             if (u + 1 < to && tb + 1 < pBlock) {
-                rotateQuery(s, t + 1, h, count, qr2, worker);
+                rotateQuery(cache, s, 0, t + 1, h, count, qr2, worker);
                 scoresPair(qr, qr2, keys, hd, count + 1, att, u * scratchCap, (u + 1) * scratchCap);
-                scaleBiasMax(s, u, count);
-                scaleBiasMax(s, u + 1, count + 1);
+                scaleBiasMax(cache, s, u, count);
+                scaleBiasMax(cache, s, u + 1, count + 1);
                 u += 2;
             } else {
                 scores(qr, keys, hd, count, att, u * scratchCap);
-                scaleBiasMax(s, u, count);
+                scaleBiasMax(cache, s, u, count);
                 u++;
             }
         }
     }
 
-    /** Token t's query for head h into dst, rotated to the position of the stream's entry {@code self}. */
-    private void rotateQuery(KvStream s, int t, int h, int self, float[] dst, int worker) {
-        if (pCache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, t * qDim + h * hd, dst, 0, s.positions()[self], ropeScratch[worker]);
-        else rope.rotate(q, t * qDim + h * hd, dst, 0, self);
+    /** Conversation b's token t (its query in row b * pSpan + t) for head h into dst, rotated to the position of the stream's entry {@code self}. */
+    private void rotateQuery(KvCache cache, KvStream s, int b, int t, int h, int self, float[] dst, int worker) {
+        int src = (b * pSpan + t) * qDim + h * hd;
+        if (cache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, src, dst, 0, s.positions()[self], ropeScratch[worker]);
+        else rope.rotate(q, src, dst, 0, self);
     }
 
     /** The unit's first {@code count} scores scaled, plus eq. 9's bias when the cache modulates; their max into unitMax. */
-    private void scaleBiasMax(KvStream s, int u, int count) {
-        boolean modulated = pCache.modulated();
+    private void scaleBiasMax(KvCache cache, KvStream s, int u, int count) {
+        boolean modulated = cache.modulated();
         float[] row = att, bias = s.logitBias();
         int o = u * scratchCap;
         float max = Float.NEGATIVE_INFINITY;
@@ -613,15 +659,15 @@ public final class Llama implements AutoCloseable {
 
     /** Phase 2: the unit's softmax (its row becomes exp(z - max), 1/sum kept) and its weighted values. */
     private void valuesRange(int worker, int from, int to) {
-        int n = pBatch, nb = pBlock;
+        int nb = pBlock, perConv = heads * nb;
         for (int u = from; u < to; u++) {
-            int h = u / nb, t = pFrom + u % nb, kvh = h / group;
-            KvStream s = pCache.stream(pLayer, kvh);
-            int count = s.size() - (n - 1 - t);
+            int b = pConv0 + u / perConv, h = u % perConv / nb, t = pFrom + u % nb, kvh = h / group;
+            KvStream s = pCaches[b].stream(pLayer, kvh);
+            int count = s.size() - (pSpan - 1 - t);
             int o = u * scratchCap;
             float inv = 1f / expInPlace(att, o, count, unitMax[u], lanes[worker]);
             unitInv[u] = inv;
-            weightedValues(att, o, count, inv, s.values(), xb2, t * qDim + h * hd);
+            weightedValues(att, o, count, inv, s.values(), xb2, (b * pSpan + t) * qDim + h * hd);
         }
     }
 
@@ -630,19 +676,22 @@ public final class Llama implements AutoCloseable {
      * over the group's query heads, handed to the cache in token order.
      */
     private void observeRange(int worker, int from, int to) {
-        int n = pBatch, nb = pBlock;
+        int nb = pBlock;
         float[] mean = groupRow[worker];
-        for (int kvh = from; kvh < to; kvh++) {
-            KvStream s = pCache.stream(pLayer, kvh);
+        for (int w = from; w < to; w++) {
+            int c = w / kvHeads, kvh = w % kvHeads;
+            KvCache cache = pCaches[pConv0 + c];
+            if (!cache.observing()) continue;
+            KvStream s = cache.stream(pLayer, kvh);
             for (int tb = 0; tb < nb; tb++) {
-                int t = pFrom + tb, count = s.size() - (n - 1 - t);
+                int t = pFrom + tb, count = s.size() - (pSpan - 1 - t);
                 java.util.Arrays.fill(mean, 0, count, 0f);
                 for (int j = 0; j < group; j++) {
-                    int u = (kvh * group + j) * nb + tb, o = u * scratchCap;
+                    int u = (c * heads + kvh * group + j) * nb + tb, o = u * scratchCap;
                     float scale = unitInv[u] / group;
                     for (int i = 0; i < count; i++) mean[i] += att[o + i] * scale;
                 }
-                pCache.observe(pLayer, kvh, t, mean, count);
+                cache.observe(pLayer, kvh, t, mean, count);
             }
         }
     }

@@ -38,6 +38,9 @@ final class LlamaRope {
     private final int windowCap;
     private long windowFrom;
     private int windowLength;
+    // or, after windowEach, slot t of the window at position eachPos[t] for t < eachCount
+    private final long[] eachPos;
+    private int eachCount;
 
     /**
      * @param window most positions of one window (the prefill batch)
@@ -55,6 +58,7 @@ final class LlamaRope {
         windowCap = window;
         wCos = new float[window * half];
         wSin = new float[window * half];
+        eachPos = new long[window];
         ensure(16);
     }
 
@@ -120,6 +124,31 @@ final class LlamaRope {
         for (int t = 0; t < n; t++) angles(from + t, wCos, wSin, t * half);
         windowFrom = from;
         windowLength = n;
+        eachCount = 0;
+    }
+
+    /**
+     * Makes the window hold positions {@code pos[0 .. n)}, in no order (a batched decode step's
+     * tokens, one per conversation); {@link #rotateAt} finds them by a scan of the n positions.
+     */
+    void windowEach(long[] pos, int n) {
+        if (n < 1 || n > windowCap) throw new IllegalArgumentException("window of " + n + " positions, limit " + windowCap);
+        for (int t = 0; t < n; t++) {
+            if (pos[t] < 0) throw new IllegalArgumentException("negative position " + pos[t]);
+            angles(pos[t], wCos, wSin, t * half);
+            eachPos[t] = pos[t];
+        }
+        windowFrom = 0;
+        windowLength = 0;
+        eachCount = n;
+    }
+
+    /** The window's slot for position {@code pos}, or -1. */
+    private int windowSlot(long pos) {
+        long t = pos - windowFrom;
+        if (t >= 0 && t < windowLength) return (int) t;
+        for (int i = 0; i < eachCount; i++) if (eachPos[i] == pos) return i;
+        return -1;
     }
 
     /**
@@ -132,11 +161,12 @@ final class LlamaRope {
 
     /** As {@link #rotate}, at position {@code pos} of any size: from the window when it holds it, else computed here. */
     void rotateAt(float[] src, int so, float[] dst, int dOff, long pos, float[] scratch) {
-        long t = pos - windowFrom;
-        if (t >= 0 && t < windowLength) {
-            rotate(src, so, dst, dOff, wCos, wSin, (int) t * half);
-        } else if (pos < positions) {
-            rotate(src, so, dst, dOff, cos, sin, (int) pos * half);
+        int slot = windowSlot(pos);
+        if (slot >= 0 || pos < positions) {
+            // one call of the vector code, so that it is inlined once into the attention phases
+            // (C2's inlining budget; left out of line, its vectors would be boxed on every token)
+            boolean w = slot >= 0;
+            rotate(src, so, dst, dOff, w ? wCos : cos, w ? wSin : sin, (w ? slot : (int) pos) * half);
         } else {
             // scratch: 2*half floats (cos then sin)
             float[] c = scratch;

@@ -14,8 +14,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * {@link NaiveLlama} attending to exactly the entries that conversation's cache retained: the
  * conversations differ in policy (observing the attention or not, FD-KVC's eq. 9 bias or not),
  * in position mode (slots or true positions, both in one batch), in length and in how often they
- * have evicted, so that the step must give each token its own cache, query row, entry count and
- * rotation. One conversation is long enough for the attention phases to split over two threads.
+ * have evicted, so that the batched attention phases must pick each unit's own cache, query row,
+ * entry count and rotation. One conversation is long enough for the phases to split over two
+ * threads.
  */
 class BatchedDecodeReferenceTest {
 

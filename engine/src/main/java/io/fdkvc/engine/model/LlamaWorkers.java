@@ -8,8 +8,14 @@ import java.util.concurrent.locks.LockSupport;
  * short parallel phases (one per matrix product or attention step, tens of microseconds each),
  * so the cost of starting a phase matters: here the caller publishes the phase in a volatile
  * field and the workers, which spin briefly before parking, pick it up without a queue or a
- * task object. The caller always runs chunk 0 itself. Phase bodies are preallocated by the
- * model, so dispatching allocates nothing.
+ * task object. Phase bodies are preallocated by the model, so dispatching allocates nothing.
+ *
+ * <p>A phase's range is cut into a given number of contiguous chunks, which the threads, the
+ * caller first, take from a shared counter until none is left. Decode's phases are cut into one
+ * chunk a thread (more cut its products' weight streams short and measured slower,
+ * docs/benchmarks-engine.md, "The forward pass's phases, timed"); a prefill chunk's products into
+ * several, so that the thread that runs faster at the moment takes more. Bodies must accept any
+ * sub-range, any number of times per phase on the same worker.
  */
 final class LlamaWorkers implements AutoCloseable {
     /** A phase body: chunk {@code worker} of the work, the half-open range [from, to). */
@@ -30,8 +36,10 @@ final class LlamaWorkers implements AutoCloseable {
     private volatile long generation;
     private volatile boolean closed;
     private final AtomicInteger remaining = new AtomicInteger();
+    // the next chunk to take; reset before each phase is published
+    private final AtomicInteger next = new AtomicInteger();
     private Body body;
-    private int n;
+    private int n, chunks;
     private volatile Throwable failure;
 
     LlamaWorkers(int threads) {
@@ -52,24 +60,30 @@ final class LlamaWorkers implements AutoCloseable {
         return threads;
     }
 
-    /** Runs {@code body} over [0, n) split into one contiguous chunk per thread; returns when all are done. */
-    void run(int n, Body body) {
+    /**
+     * Runs {@code body} over [0, n) cut into {@code chunks} contiguous chunks (at most n), which
+     * the threads take in turn as each finishes its last; returns when all are done.
+     */
+    void run(int n, int chunks, Body body) {
         // after close the workers are gone: waiting for them would spin forever
         if (closed) throw new IllegalStateException("the forward pass was closed");
+        if (chunks < 1) throw new IllegalArgumentException("chunks must be >= 1");
         if (threads == 1 || n <= 1) {
             body.run(0, 0, n);
             return;
         }
         this.body = body;
         this.n = n;
+        this.chunks = Math.min(chunks, n);
+        next.set(0);
         remaining.set(threads - 1);
-        generation++; // volatile write publishes body and n
+        generation++; // volatile write publishes body, n, chunks and the counter's reset
         for (int i = 1; i < threads; i++) {
             if (readParked(i)) LockSupport.unpark(workers[i - 1]);
         }
         Throwable own = null;
         try {
-            body.run(0, 0, chunkEnd(n, 1));
+            takeChunks(0);
         } catch (Throwable t) {
             own = t;
         }
@@ -87,8 +101,18 @@ final class LlamaWorkers implements AutoCloseable {
         }
     }
 
-    private int chunkEnd(int n, int c) {
-        return (int) ((long) n * c / threads);
+    /** Runs the phase's chunks that are still free, one after the other, as worker {@code id}. */
+    private void takeChunks(int id) {
+        Body b = body;
+        int size = n, k = chunks;
+        for (int c; (c = next.getAndIncrement()) < k; ) {
+            int from = chunkEnd(size, c, k), to = chunkEnd(size, c + 1, k);
+            if (from < to) b.run(id, from, to);
+        }
+    }
+
+    private static int chunkEnd(int n, int c, int chunks) {
+        return (int) ((long) n * c / chunks);
     }
 
     private void loop(int id) {
@@ -110,9 +134,8 @@ final class LlamaWorkers implements AutoCloseable {
             }
             if (closed) return;
             seen = g;
-            int from = chunkEnd(n, id), to = chunkEnd(n, id + 1);
             try {
-                if (from < to) body.run(id, from, to);
+                takeChunks(id);
             } catch (Throwable t) {
                 failure = t;
             }

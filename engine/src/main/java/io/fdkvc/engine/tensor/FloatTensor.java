@@ -56,7 +56,7 @@ public abstract class FloatTensor {
             // a few rows (continuous batching's decode step): the tiles would compute NB lanes for
             // a handful of rows; instead each weight row is dequantised once, into L1, and dotted
             // with every batch row
-            float[] w = SCRATCH.get().ensure(0, n, 0).w;
+            float[] w = SCRATCH.get().ensure(n, 0).w;
             for (int i = 0; i < rowTo - rowFrom; i++) {
                 int r = streamedRow(rowFrom, rowTo, i);
                 dequantizeRow(r, w, 0);
@@ -64,16 +64,29 @@ public abstract class FloatTensor {
             }
             return;
         }
-        // four vectors of batch rows per tile where there are registers for 6 x 4 accumulators
-        // (AVX-512's 32) and the batch fills more than two vectors: per column, 4 loads and 6
-        // broadcasts feed 24 FMAs instead of 2 and 6 feeding 12
-        boolean wide = WIDE && batch > NB;
-        int nb = wide ? NB_WIDE : NB;
-        int tiles = (batch + nb - 1) / nb;
+        TransposedBatch tb = SCRATCH.get().batch;
+        tb.reset(x, xOff, xStride, batch, n);
+        tb.transpose(0, n);
+        tiled(rowFrom, rowTo, tb, out, outOff, outStride);
+    }
+
+    /**
+     * {@link #matmul} over a batch already transposed (more than {@link #SMALL_BATCH} rows): the
+     * same tiled product with the same bits, without the transposition each call of the other
+     * form makes. A caller that splits one product into many row ranges, or runs several products
+     * on one input, transposes the input once ({@link TransposedBatch}).
+     */
+    public final void matmul(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
+        if (x.cols != cols()) throw new IllegalArgumentException("a batch of " + x.cols + " columns for a matrix of " + cols());
+        tiled(rowFrom, rowTo, x, out, outOff, outStride);
+    }
+
+    private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
+        int n = cols(), batch = x.batch, nb = x.nb, tiles = x.tiles;
+        boolean wide = x.wide;
         int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR);
-        Scratch sc = SCRATCH.get().ensure(tiles * n * nb, panel * n, panel * tiles * nb);
-        float[] xt = sc.xt, w = sc.w, acc = sc.acc;
-        transpose(x, xOff, xStride, batch, n, nb, xt, sc.index);
+        Scratch sc = SCRATCH.get().ensure(panel * n, panel * tiles * nb);
+        float[] xt = x.xt, w = sc.w, acc = sc.acc;
         for (int r = rowFrom; r < rowTo; ) {
             int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR;
             for (int j = 0; j < rows; j++) dequantizeRow(r + j, w, j * n);
@@ -106,25 +119,58 @@ public abstract class FloatTensor {
     }
 
     /**
-     * xt[(tile*n + k)*nb + j] = x[batch row tile*nb + j][k], zero beyond the batch. Column by
-     * column, so that xt is written in order and the source rows are read as nb sequential
-     * streams (row by row, each row's n strided writes touched n cache lines per batch row and
-     * thrashed L1: a quarter of the time of a 288 x 576 product); a full group of L batch rows is
-     * one gather. index is scratch of nb ints.
+     * A batch of more than {@link #SMALL_BATCH} rows laid out for the tiled product: tiles of nb
+     * batch rows, column by column, so that one vector holds column k of nb batch rows. Filled by
+     * column ranges ({@link #transpose}), which several threads may fill at once, then read by any
+     * number of {@link #matmul(int, int, TransposedBatch, float[], int, int)} calls until the next
+     * {@link #reset}. The source rows must not change in between.
      */
-    private static void transpose(float[] x, int xOff, int xStride, int batch, int n, int nb, float[] xt, int[] index) {
-        VectorSpecies<Float> F = Simd.F;
-        int L = Simd.L;
-        for (int j = 0; j < nb; j++) index[j] = j * xStride;
-        for (int t = 0, tiles = (batch + nb - 1) / nb; t < tiles; t++) {
-            int b0 = t * nb, xb = xOff + b0 * xStride;
-            int full = Math.min(nb, batch - b0) / L * L;   // lanes of whole gathers
-            int m = Math.min(nb, batch - b0);
-            for (int k = 0, p = t * n * nb; k < n; k++, p += nb) {
-                int j = 0;
-                for (; j < full; j += L) FloatVector.fromArray(F, x, xb + k, index, j).intoArray(xt, p + j);
-                for (; j < m; j++) xt[p + j] = x[xb + j * xStride + k];
-                for (; j < nb; j++) xt[p + j] = 0f;
+    public static final class TransposedBatch {
+        private float[] xt = new float[0];
+        private final int[] index = new int[NB_WIDE];
+        private float[] src;
+        private int srcOff, stride, batch, cols, nb, tiles;
+        private boolean wide;
+
+        /** Takes rows x[xOff + b * xStride ..] of {@code cols} floats, b < batch; copies nothing yet. */
+        public void reset(float[] x, int xOff, int xStride, int batch, int cols) {
+            if (batch <= SMALL_BATCH) throw new IllegalArgumentException("a batch of " + batch + " rows takes the small-batch path");
+            // four vectors of batch rows per tile where there are registers for 6 x 4
+            // accumulators (AVX-512's 32) and the batch fills more than two vectors: per column,
+            // 4 loads and 6 broadcasts feed 24 FMAs instead of 2 and 6 feeding 12
+            wide = WIDE && batch > NB;
+            nb = wide ? NB_WIDE : NB;
+            tiles = (batch + nb - 1) / nb;
+            if (xt.length < tiles * cols * nb) xt = new float[tiles * cols * nb];
+            for (int j = 0; j < nb; j++) index[j] = j * xStride;
+            this.src = x;
+            this.srcOff = xOff;
+            this.stride = xStride;
+            this.batch = batch;
+            this.cols = cols;
+        }
+
+        /**
+         * xt[(tile*n + k)*nb + j] = x[batch row tile*nb + j][k] for k in [from, to), zero beyond the
+         * batch. Column by column, so that xt is written in order and the source rows are read as
+         * nb sequential streams (row by row, each row's n strided writes touched n cache lines per
+         * batch row and thrashed L1: a quarter of the time of a 288 x 576 product); a full group
+         * of L batch rows is one gather.
+         */
+        public void transpose(int from, int to) {
+            VectorSpecies<Float> F = Simd.F;
+            int L = Simd.L, n = cols;
+            float[] x = src;
+            for (int t = 0; t < tiles; t++) {
+                int b0 = t * nb, xb = srcOff + b0 * stride;
+                int m = Math.min(nb, batch - b0);
+                int full = m / L * L;   // lanes of whole gathers
+                for (int k = from, p = (t * n + from) * nb; k < to; k++, p += nb) {
+                    int j = 0;
+                    for (; j < full; j += L) FloatVector.fromArray(F, x, xb + k, index, j).intoArray(xt, p + j);
+                    for (; j < m; j++) xt[p + j] = x[xb + index[j] + k];
+                    for (; j < nb; j++) xt[p + j] = 0f;
+                }
             }
         }
     }
@@ -173,13 +219,20 @@ public abstract class FloatTensor {
      */
     static final int SMALL_BATCH = 8;
 
+    /**
+     * Whether {@link #matmul} at this batch takes the tiled path, which reads a transposed batch:
+     * a caller that runs it over many row ranges can transpose once ({@link TransposedBatch}).
+     */
+    public static boolean transposesBatch(int batch) {
+        return batch > SMALL_BATCH;
+    }
+
     /** Per-thread scratch of {@link #matmul}: allocated on a thread's first chunk, then reused. */
     private static final class Scratch {
-        float[] xt = new float[0], w = new float[0], acc = new float[0];
-        final int[] index = new int[NB_WIDE];
+        float[] w = new float[0], acc = new float[0];
+        final TransposedBatch batch = new TransposedBatch();
 
-        Scratch ensure(int xtLen, int wLen, int accLen) {
-            if (xt.length < xtLen) xt = new float[xtLen];
+        Scratch ensure(int wLen, int accLen) {
             if (w.length < wLen) w = new float[wLen];
             if (acc.length < accLen) acc = new float[accLen];
             return this;

@@ -1,0 +1,55 @@
+package io.fdkvc.engine.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+
+/**
+ * The phases' chunks: whatever the threads and chunk count, every index of a phase runs exactly
+ * once, on a worker id below the thread count, and a chunk that throws ends the phase with that
+ * exception while the team stays usable.
+ */
+class LlamaWorkersTest {
+    @Property(tries = 60)
+    void everyIndexRunsOnce(@ForAll @IntRange(min = 1, max = 4) int threads,
+                            @ForAll @IntRange(min = 0, max = 700) int n,
+                            @ForAll @IntRange(min = 1, max = 40) int chunks) {
+        try (LlamaWorkers workers = new LlamaWorkers(threads)) {
+            for (int phase = 0; phase < 3; phase++) {
+                AtomicIntegerArray seen = new AtomicIntegerArray(Math.max(n, 1));
+                AtomicIntegerArray badWorker = new AtomicIntegerArray(1);
+                workers.run(n, chunks, (worker, from, to) -> {
+                    if (worker < 0 || worker >= threads) badWorker.incrementAndGet(0);
+                    for (int i = from; i < to; i++) seen.incrementAndGet(i);
+                });
+                assertThat(badWorker.get(0)).isZero();
+                for (int i = 0; i < n; i++) assertThat(seen.get(i)).as("index %d of %d, %d chunks", i, n, chunks).isEqualTo(1);
+            }
+        }
+    }
+
+    @Property(tries = 10)
+    void aFailingChunkEndsThePhaseWithItsException(@ForAll @IntRange(min = 2, max = 3) int threads,
+                                                   @ForAll @IntRange(min = 0, max = 99) int failAt) {
+        try (LlamaWorkers workers = new LlamaWorkers(threads)) {
+            assertThatThrownBy(() -> workers.run(100, 8, (worker, from, to) -> {
+                if (failAt >= from && failAt < to) throw new IllegalStateException("chunk with " + failAt);
+            })).isInstanceOf(IllegalStateException.class).hasMessage("chunk with " + failAt);
+            AtomicIntegerArray seen = new AtomicIntegerArray(100);
+            workers.run(100, 8, (worker, from, to) -> { for (int i = from; i < to; i++) seen.incrementAndGet(i); });
+            for (int i = 0; i < 100; i++) assertThat(seen.get(i)).isEqualTo(1);
+        }
+    }
+
+    @Property(tries = 5)
+    void refusesNoChunks(@ForAll @IntRange(min = -3, max = 0) int chunks) {
+        try (LlamaWorkers workers = new LlamaWorkers(2)) {
+            assertThatThrownBy(() -> workers.run(10, chunks, (worker, from, to) -> {}))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("chunks");
+        }
+    }
+}

@@ -93,12 +93,12 @@ final class LlamaWorkers implements AutoCloseable {
             if (spins < YIELD_AFTER) Thread.onSpinWait(); else Thread.yield();
             if (closed && spins >= YIELD_AFTER) throw new IllegalStateException("the forward pass was closed during a phase");
         }
+        // a worker's failure is cleared even when the caller's own is the one thrown: left set, it
+        // would be thrown again by the next phase
         Throwable f = failure;
+        failure = null;
         if (own != null) rethrow(own);
-        if (f != null) {
-            failure = null;
-            rethrow(f);
-        }
+        if (f != null) rethrow(f);
     }
 
     /** Runs the phase's chunks that are still free, one after the other, as worker {@code id}. */

@@ -45,6 +45,28 @@ class LlamaWorkersTest {
         }
     }
 
+    /** Both threads fail in one phase: the next phase must not see the worker's old failure. */
+    @Property(tries = 10)
+    void aFailedPhaseLeavesNoFailureForTheNext(@ForAll @IntRange(min = 2, max = 40) int n) {
+        try (LlamaWorkers workers = new LlamaWorkers(2)) {
+            // one chunk a thread: the caller takes chunk 0 and waits, at the latch, for the worker
+            // to take chunk 1, so that both run and both throw
+            java.util.concurrent.CountDownLatch both = new java.util.concurrent.CountDownLatch(2);
+            assertThatThrownBy(() -> workers.run(n, 2, (worker, from, to) -> {
+                both.countDown();
+                try {
+                    both.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IllegalStateException("chunk from " + from);
+            })).isInstanceOf(IllegalStateException.class).hasMessageStartingWith("chunk from");
+            AtomicIntegerArray seen = new AtomicIntegerArray(n);
+            workers.run(n, 2, (worker, from, to) -> { for (int i = from; i < to; i++) seen.incrementAndGet(i); });
+            for (int i = 0; i < n; i++) assertThat(seen.get(i)).isEqualTo(1);
+        }
+    }
+
     @Property(tries = 5)
     void refusesNoChunks(@ForAll @IntRange(min = -3, max = 0) int chunks) {
         try (LlamaWorkers workers = new LlamaWorkers(2)) {

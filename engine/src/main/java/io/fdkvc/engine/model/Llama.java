@@ -87,7 +87,8 @@ public final class Llama implements AutoCloseable {
     private final KvCache[] chunkCache = new KvCache[1];
     private KvCache[] pCaches = chunkCache;
     private int pConv0, pConvs, pSpan;
-    private long[] slotPositions = new long[0];
+    // a batched decode step's token positions in the conversations whose caches keep true positions
+    private long[] originalPositions = new long[0];
     private float[] pNorm;
     // Every step runs as a phase body, even the small ones that stay on the calling thread: a
     // body is called through parallel()'s megamorphic call, so C2 compiles it on its own instead
@@ -304,7 +305,7 @@ public final class Llama implements AutoCloseable {
         pCache = null;
         if (!wantLogits) return null;
         parallel(1, finalNormPhase, dim);
-        pShared = false;
+        shareBatch(xb, dim, 1);
         parallelRows(vocab, classifierPhase, (long) vocab * dim);
         return logits;
     }
@@ -371,20 +372,19 @@ public final class Llama implements AutoCloseable {
      */
     private void attendBatch(KvCache[] caches, int l, int n) {
         long t0 = System.nanoTime(), keys = 0;
-        boolean anyOriginal = false, anyObserving = false;
-        if (slotPositions.length < n) slotPositions = new long[maxBatch];
+        // the new keys and the queries of caches in original mode rotate to their token's
+        // position: the window holds those positions, one per such conversation
+        if (originalPositions.length < n) originalPositions = new long[maxBatch];
+        int original = 0;
         for (int b = 0; b < n; b++) {
-            KvCache cache = caches[b];
-            if (cache.positionMode() == PositionMode.ORIGINAL) {
-                anyOriginal = true;
-                slotPositions[b] = cache.nextPosition();
-                rope.window(cache.nextPosition(), 1);
-            }
-            anyObserving |= cache.observing();
-            keys += rotateNewKeys(cache, l);
+            if (caches[b].positionMode() == PositionMode.ORIGINAL) originalPositions[original++] = caches[b].nextPosition();
         }
-        // the queries of caches in original mode rotate to their token's position, in the window
-        if (anyOriginal) rope.windowEach(slotPositions, n);
+        if (original > 0) rope.windowEach(originalPositions, original);
+        boolean anyObserving = false;
+        for (int b = 0; b < n; b++) {
+            anyObserving |= caches[b].observing();
+            keys += rotateNewKeys(caches[b], l);
+        }
         long t1 = System.nanoTime();
         pCaches = caches;
         pSpan = 1;
@@ -414,7 +414,8 @@ public final class Llama implements AutoCloseable {
         long t0 = System.nanoTime();
         long keys = rotateNewKeys(cache, l);
         long t1 = System.nanoTime();
-        pCaches[0] = cache;
+        chunkCache[0] = cache;
+        pCaches = chunkCache;
         pConv0 = 0;
         pConvs = 1;
         pSpan = n;

@@ -490,7 +490,7 @@ public final class Llama implements AutoCloseable {
      * {@link #parallel} for a phase of weight products over n rows. Over a shared transposed
      * batch (a prefill chunk, {@link #shareBatch}) the rows are cut into {@link #ROW_CHUNKS}
      * chunks a thread, which the threads take as they finish: the two halves of a product, the
-     * same work, took 5-10% apart on this project's VM. Decode's products keep one chunk a thread.
+     * same work, took 6-12% apart on this project's VM. Decode's products keep one chunk a thread.
      */
     private void parallelRows(int n, LlamaWorkers.Body body, long work) {
         if (work < MIN_PARALLEL_WORK) body.run(0, 0, n);

@@ -19,9 +19,12 @@ import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.lang.management.ManagementFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -84,13 +87,26 @@ class SessionTest {
     @ValueSource(strings = {"window", "snapkv"})
     void decodingAllocatesNothing(String policy) throws IOException, InterruptedException {
         String launcher = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "-cp", System.getProperty("java.class.path"),
-                SessionTest.class.getName(), policy).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes per token: (\\d+)").matcher(out);
+        // output to a file, so that the time limit holds even if the child hangs (reading its
+        // stream would block until it exits)
+        Path log = Files.createTempFile("session-alloc", ".txt");
+        try {
+            Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "-cp", System.getProperty("java.class.path"),
+                    SessionTest.class.getName(), policy).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            p.getOutputStream().close();
+            boolean done = p.waitFor(5, TimeUnit.MINUTES);
+            if (!done) p.destroyForcibly();
+            String out = Files.readString(log, StandardCharsets.UTF_8);
+            assertThat(done).as("the child JVM finished within 5 minutes: " + out).isTrue();
+            assertThat(p.exitValue()).as(out).isZero();
+            assertAllocation(out);
+        } finally {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    private static void assertAllocation(String out) {
+        Matcher m = Pattern.compile("bytes per token: (\\d+)").matcher(out);
         assertThat(m.find()).as(out).isTrue();
         assertThat(Long.parseLong(m.group(1))).as(out).isLessThan(16);
     }

@@ -43,10 +43,10 @@ public final class BF16Tensor extends SegmentTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
-        long p = rowStart(row);
-        int i = 0;
-        for (int up = cols - L; i <= up; i += L, p += 2L * L) widen(ShortVector.fromMemorySegment(S, seg, p, LE)).intoArray(out, off + i);
-        for (; i < cols; i++, p += 2) out[off + i] = bf16ToFloat(seg.get(SHORT_LE, p));
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
+        long p = rowStart(row) + 2L * from;
+        int i = 0, n = to - from;
+        for (int up = n - L; i <= up; i += L, p += 2L * L) widen(ShortVector.fromMemorySegment(S, seg, p, LE)).intoArray(out, off + i);
+        for (; i < n; i++, p += 2) out[off + i] = bf16ToFloat(seg.get(SHORT_LE, p));
     }
 }

@@ -44,10 +44,10 @@ abstract sealed class BlockTensor extends SegmentTensor permits Q2_KTensor, Q3_K
     }
 
     @Override
-    public final void dequantizeRow(int row, float[] out, int off) {
+    final void dequantizeColumns(int row, int from, int to, float[] out, int off) {
         MemorySegment s = seg;
-        long p = rowStart(row);
         int qk = type().blockSize, bytes = type().blockBytes;
-        for (int b = 0, nb = cols / qk; b < nb; b++, p += bytes) decodeBlock(s, p, out, off + b * qk);
+        long p = rowStart(row) + (long) (from / qk) * bytes;
+        for (int b = from / qk, nb = to / qk; b < nb; b++, p += bytes) decodeBlock(s, p, out, off + b * qk - from);
     }
 }

@@ -35,8 +35,8 @@ public final class F16Tensor extends SegmentTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
-        long p = rowStart(row);
-        for (int i = 0; i < cols; i++, p += 2) out[off + i] = Float.float16ToFloat(seg.get(SHORT_LE, p));
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
+        long p = rowStart(row) + 2L * from;
+        for (int i = 0, n = to - from; i < n; i++, p += 2) out[off + i] = Float.float16ToFloat(seg.get(SHORT_LE, p));
     }
 }

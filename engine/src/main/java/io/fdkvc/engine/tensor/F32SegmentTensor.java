@@ -31,7 +31,7 @@ public final class F32SegmentTensor extends SegmentTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
-        MemorySegment.copy(seg, FLOAT_LE, rowStart(row), out, off, cols);
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
+        MemorySegment.copy(seg, FLOAT_LE, rowStart(row) + 4L * from, out, off, to - from);
     }
 }

@@ -55,8 +55,8 @@ public final class F32Tensor extends FloatTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
         Objects.checkIndex(row, rows);
-        System.arraycopy(data, offset + row * cols, out, off, cols);
+        System.arraycopy(data, offset + row * cols + from, out, off, to - from);
     }
 }

@@ -21,7 +21,16 @@ public abstract class FloatTensor {
     public abstract float dot(int row, float[] x, int xOff);
 
     /** Writes row {@code row}, dequantised, to {@code out[off .. off + cols)}. */
-    public abstract void dequantizeRow(int row, float[] out, int off);
+    public final void dequantizeRow(int row, float[] out, int off) {
+        dequantizeColumns(row, 0, cols(), out, off);
+    }
+
+    /**
+     * Writes columns [from, to) of row {@code row}, dequantised, to {@code out[off .. off + to - from)};
+     * from and to are multiples of the type's block size (the caller's to check: this is the
+     * prefill's panel fill, {@link #tiledSpans}).
+     */
+    abstract void dequantizeColumns(int row, int from, int to, float[] out, int off);
 
     /**
      * Batched product for rows {@code [rowFrom, rowTo)} on the calling thread (the caller splits
@@ -82,39 +91,87 @@ public abstract class FloatTensor {
     }
 
     private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
-        int n = cols(), batch = x.batch, nb = x.nb, tiles = x.tiles;
-        boolean wide = x.wide;
+        int n = cols();
+        if (n > SPAN) {
+            tiledSpans(rowFrom, rowTo, x, out, outOff, outStride);
+            return;
+        }
+        int nb = x.nb, tiles = x.tiles;
         int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR);
         Scratch sc = SCRATCH.get().ensure(panel * n, panel * tiles * nb);
-        float[] xt = x.xt, w = sc.w, acc = sc.acc;
+        float[] w = sc.w, acc = sc.acc;
         for (int r = rowFrom; r < rowTo; ) {
             int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR;
             for (int j = 0; j < rows; j++) dequantizeRow(r + j, w, j * n);
             // zero rows pad the last row block; their sums are never written out
             java.util.Arrays.fill(w, rows * n, blocks * MR * n, 0f);
             java.util.Arrays.fill(acc, 0, blocks * tiles * MR * nb, 0f);
-            for (int k0 = 0; k0 < n; k0 += KB) {
-                int k1 = Math.min(n, k0 + KB);
-                for (int rb = 0; rb < blocks; rb++) {
-                    for (int t = 0; t < tiles; t++) {
-                        int ao = (rb * tiles + t) * MR * nb, xo = t * n * nb;
-                        if (wide) kernelWide(w, rb * MR * n, n, k0, k1, xt, xo, acc, ao);
-                        else kernel(w, rb * MR * n, n, k0, k1, xt, xo, acc, ao);
-                    }
-                }
-            }
-            // scatter: acc[ao + j*nb + lane] is (row r + rb*MR + j, batch row t*nb + lane)
-            for (int rb = 0; rb < blocks; rb++) {
-                int mr = Math.min(MR, rows - rb * MR);
-                for (int t = 0; t < tiles; t++) {
-                    int ao = (rb * tiles + t) * MR * nb;
-                    for (int lane = 0, b = t * nb; lane < nb && b < batch; lane++, b++) {
-                        int o = outOff + b * outStride + r + rb * MR;
-                        for (int j = 0; j < mr; j++) out[o + j] = acc[ao + j * nb + lane];
-                    }
-                }
-            }
+            kernels(w, n, 0, n, blocks, x, acc, 0);
+            scatter(r, rows, x, acc, 0, out, outOff, outStride);
             r += rows;
+        }
+    }
+
+    /**
+     * {@link #tiled} for long rows (the down projection's 8192 columns): the columns in spans of
+     * {@link #SPAN}, each span through every panel of the range before the next, so that the
+     * span's slice of the transposed batch (SPAN x 64 floats) stays in L2 while the panels pass;
+     * over whole rows the batch (2 MiB at 8192 columns) was read again for every panel. Each
+     * panel's accumulators wait in memory between spans, as they do between column blocks, so
+     * every output is the same FMA chain in the same column order: the same bits as tiled.
+     */
+    private void tiledSpans(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
+        int n = cols(), nb = x.nb, tiles = x.tiles;
+        int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR);
+        int panels = (rowTo - rowFrom + panel - 1) / panel, perPanel = panel / MR * tiles * MR * nb;
+        Scratch sc = SCRATCH.get().ensure(panel * SPAN, panels * perPanel);
+        float[] w = sc.w, acc = sc.acc;
+        java.util.Arrays.fill(acc, 0, panels * perPanel, 0f);
+        for (int k0 = 0; k0 < n; k0 += SPAN) {
+            int k1 = Math.min(n, k0 + SPAN), span = k1 - k0;
+            for (int r = rowFrom, pi = 0; r < rowTo; r += panel, pi++) {
+                int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR;
+                for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, j * span);
+                java.util.Arrays.fill(w, rows * span, blocks * MR * span, 0f);
+                kernels(w, span, k0, k1, blocks, x, acc, pi * perPanel);
+                if (k1 == n) scatter(r, rows, x, acc, pi * perPanel, out, outOff, outStride);
+            }
+        }
+    }
+
+    /**
+     * The kernels over a panel of {@code blocks} row blocks whose row stride in w is {@code ws}
+     * and which holds columns [k0, k1): acc[ao + (rb*tiles + t)*MR*nb ..] += the panel times the
+     * batch's columns [k0, k1), in column blocks of {@link #KB}.
+     */
+    private static void kernels(float[] w, int ws, int k0, int k1, int blocks, TransposedBatch x, float[] acc, int ao) {
+        int n = x.cols, nb = x.nb, tiles = x.tiles;
+        float[] xt = x.xt;
+        for (int c0 = k0; c0 < k1; c0 += KB) {
+            int c1 = Math.min(k1, c0 + KB);
+            for (int rb = 0; rb < blocks; rb++) {
+                for (int t = 0; t < tiles; t++) {
+                    // w holds column k at k - k0; xt's tile t holds it at (t*n + k)*nb
+                    int a = ao + (rb * tiles + t) * MR * nb, xo = (t * n + k0) * nb;
+                    if (x.wide) kernelWide(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    else kernel(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, a);
+                }
+            }
+        }
+    }
+
+    /** acc[ao + (rb*tiles + t)*MR*nb + j*nb + lane] is (row r + rb*MR + j, batch row t*nb + lane): into out. */
+    private static void scatter(int r, int rows, TransposedBatch x, float[] acc, int ao, float[] out, int outOff, int outStride) {
+        int nb = x.nb, tiles = x.tiles, batch = x.batch;
+        for (int rb = 0, blocks = (rows + MR - 1) / MR; rb < blocks; rb++) {
+            int mr = Math.min(MR, rows - rb * MR);
+            for (int t = 0; t < tiles; t++) {
+                int a = ao + (rb * tiles + t) * MR * nb;
+                for (int lane = 0, b = t * nb; lane < nb && b < batch; lane++, b++) {
+                    int o = outOff + b * outStride + r + rb * MR;
+                    for (int j = 0; j < mr; j++) out[o + j] = acc[a + j * nb + lane];
+                }
+            }
         }
     }
 
@@ -190,6 +247,13 @@ public abstract class FloatTensor {
      * 32 KiB of L1 the kernel streams for every row block of the panel.
      */
     static final int PANEL = 48, KB = 128;
+
+    /**
+     * Columns per span of {@link #tiledSpans} (a multiple of every block size): 2048 columns of 64
+     * batch rows are 512 KiB, in L2 with a panel of 48 such rows. Rows of at most this length
+     * take {@link #tiled}'s whole-row panels. 1024 and 4096 measured the same within the noise.
+     */
+    static final int SPAN = 2048;
 
     /**
      * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows) reads at once

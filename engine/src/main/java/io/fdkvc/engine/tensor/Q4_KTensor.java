@@ -27,7 +27,7 @@ import jdk.incubator.vector.VectorShuffle;
 public final class Q4_KTensor extends MinKQuantTensor {
     static final int QK = 256, BLOCK = 144;
 
-    // dequantizeRow16's constants (16 lanes; null at other widths). The 12 packed bytes give
+    // dequantizeBlocks16's constants (16 lanes; null at other widths). The 12 packed bytes give
     // scale j < 4 = byte j & 63, min j < 4 = byte j + 4 & 63, and for j >= 4 scale = byte j + 4 &
     // 15 | (byte j - 4 >> 6) << 4, min = byte j + 4 >> 4 | (byte j >> 6) << 4 (ggml's
     // get_scale_min_k4): lanes 0-7 of the result are the scales, 8-15 the mins.
@@ -93,14 +93,15 @@ public final class Q4_KTensor extends MinKQuantTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
         if (L == 16) {
-            dequantizeRow16(row, out, off);
+            dequantizeBlocks16(row, from / QK, to / QK, out, off - from);
             return;
         }
         MemorySegment s = seg;
-        long p = rowStart(row);
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+        long p = rowStart(row) + (long) (from / QK) * BLOCK;
+        off -= from;   // block b's weights go to out[off + b * QK ..]
+        for (int b = from / QK, nb = to / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             long sc = scales(s, p), mn = mins(s, p);
@@ -122,7 +123,8 @@ public final class Q4_KTensor extends MinKQuantTensor {
     }
 
     /**
-     * {@link #dequantizeRow} with 16 float lanes, the same bits. A nibble has 16 values, so each
+     * {@link #dequantizeColumns} with 16 float lanes, for blocks [b0, b1) (block b's weights to
+     * out[off + b * QK ..]), with the same bits. A nibble has 16 values, so each
      * sub-block's weights are one vector, {@code q * d_j - m_j} for q = 0..15 (the same two
      * roundings as the scalar form), and its weights are a lane-wise look-up in it ({@code
      * selectFrom} wraps each index to its low four bits, which is the nibble). The eight scales
@@ -131,10 +133,10 @@ public final class Q4_KTensor extends MinKQuantTensor {
      * mask: 7.4-8.1 Gweights/s). One thread, 128 x 8192 (bench/kernels/DequantBench.java),
      * alternating: 7.8-8.1 Gweights/s before, 9.7-9.9 after, with the same bits hash.
      */
-    private void dequantizeRow16(int row, float[] out, int off) {
+    private void dequantizeBlocks16(int row, int b0, int b1, float[] out, int off) {
         MemorySegment s = seg;
-        long p = rowStart(row);
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+        long p = rowStart(row) + (long) b0 * BLOCK;
+        for (int b = b0; b < b1; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             // lane k of v: packed byte k (bytes 12-15 are nibbles, never selected); lanes 0-7 of

@@ -57,10 +57,11 @@ public final class Q5_1Tensor extends SegmentTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
         MemorySegment s = seg;
-        long p = rowStart(row);
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+        long p = rowStart(row) + (long) (from / QK) * BLOCK;
+        off -= from;   // block b's weights go to out[off + b * QK ..]
+        for (int b = from / QK, nb = to / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p)), m = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             IntVector qh = IntVector.broadcast(I, s.get(INT_LE, p + 4));
             int o = off + b * QK;

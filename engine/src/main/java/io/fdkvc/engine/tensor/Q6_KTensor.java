@@ -135,9 +135,10 @@ public final class Q6_KTensor extends PreparedXTensor {
     }
 
     @Override
-    public void dequantizeRow(int row, float[] out, int off) {
-        if (PARTS == 1) dequantizePairs(row, out, off);
-        else dequantizeQuarters(row, out, off);
+    void dequantizeColumns(int row, int from, int to, float[] out, int off) {
+        // block b's weights go to out[off - from + b * QK ..]
+        if (PARTS == 1) dequantizePairs(row, from / QK, to / QK, out, off - from);
+        else dequantizeQuarters(row, from / QK, to / QK, out, off - from);
     }
 
     /**
@@ -150,11 +151,11 @@ public final class Q6_KTensor extends PreparedXTensor {
      * (bench/kernels/DequantBench.java); then 6.9-7.1 and 4.2 with the scales scaled as vectors
      * ({@link #scaledScales}).
      */
-    private void dequantizePairs(int row, float[] out, int off) {
+    private void dequantizePairs(int row, int b0, int b1, float[] out, int off) {
         MemorySegment s = seg;
-        long p = rowStart(row);
+        long p = rowStart(row) + (long) b0 * BLOCK;
         float[] dm = SCALES.get();
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+        for (int b = b0; b < b1; b++, p += BLOCK) {
             scaledScales(s, p, Float.float16ToFloat(s.get(SHORT_LE, p + 208)), dm);
             for (int h = 0; h < 2; h++) {
                 long qlp = p + 64 * h, qhp = p + 128 + 32 * h;
@@ -183,10 +184,10 @@ public final class Q6_KTensor extends PreparedXTensor {
      * kernels. So this shape decodes one quarter of the 128 weights at a time, loading and
      * widening each byte once per quarter that reads it.
      */
-    private void dequantizeQuarters(int row, float[] out, int off) {
+    private void dequantizeQuarters(int row, int b0, int b1, float[] out, int off) {
         MemorySegment s = seg;
-        long p = rowStart(row);
-        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+        long p = rowStart(row) + (long) b0 * BLOCK;
+        for (int b = b0; b < b1; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p + 208));
             for (int h = 0; h < 2; h++) {
                 long qhp = p + 128 + 32 * h, scp = p + 192 + 8 * h;

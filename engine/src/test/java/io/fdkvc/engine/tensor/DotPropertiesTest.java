@@ -57,6 +57,33 @@ class DotPropertiesTest {
         }
     }
 
+    /**
+     * The prefill's panels take column ranges of long rows (FloatTensor.tiledSpans): any range of
+     * whole blocks is exactly that slice of the independent decoder's row, written at the given
+     * offset, and nothing else of the output is touched.
+     */
+    @Property(tries = 300)
+    void columnRangesAreSlicesOfTheRow(@ForAll GgmlType type, @ForAll @IntRange(min = 1, max = 9) int blocks,
+                                       @ForAll @IntRange(min = 0, max = 8) int from, @ForAll @IntRange(min = 0, max = 8) int to,
+                                       @ForAll @IntRange(min = 0, max = 7) int off, @ForAll long seed) {
+        Random r = new Random(seed);
+        int b0 = Math.min(from, to) % blocks, b1 = Math.max(b0 + 1, Math.max(from, to) % (blocks + 1));
+        int qk = type.blockSize, cols = blocks * qk, rows = 2;
+        byte[] bytes = Reference.randomRows(type, r, rows, blocks);
+        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+        for (int row = 0; row < rows; row++) {
+            float[] ref = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
+            float[] got = new float[off + cols + 3];
+            java.util.Arrays.fill(got, Float.NaN);
+            t.dequantizeColumns(row, b0 * qk, b1 * qk, got, off);
+            for (int i = 0; i < got.length; i++) {
+                int c = i - off + b0 * qk;
+                if (i >= off && c < b1 * qk) assertThat(got[i]).as("%s row %d column %d", type, row, c).isEqualTo(ref[c]);
+                else assertThat(got[i]).as("%s: element %d outside the range written", type, i).isNaN();
+            }
+        }
+    }
+
     @Property(tries = 50)
     void f32ArrayTensorAgreesWithTheSegmentOne(@ForAll @IntRange(min = 1, max = 5) int rows, @ForAll @IntRange(min = 1, max = 100) int cols,
                                                @ForAll @IntRange(min = 0, max = 9) int offset, @ForAll long seed) {
@@ -74,6 +101,10 @@ class DotPropertiesTest {
             s.dequantizeRow(row, rs, 0);
             assertThat(ra).containsExactly(rs);
             assertThat(ra).containsExactly(java.util.Arrays.copyOfRange(data, offset + row * cols, offset + (row + 1) * cols));
+            int from = r.nextInt(cols), to = from + 1 + r.nextInt(cols - from);
+            float[] part = new float[to - from];
+            a.dequantizeColumns(row, from, to, part, 0);
+            assertThat(part).containsExactly(java.util.Arrays.copyOfRange(ra, from, to));
             double exact = 0, mag = 0;
             for (int i = 0; i < cols; i++) {
                 exact += (double) ra[i] * x[i];

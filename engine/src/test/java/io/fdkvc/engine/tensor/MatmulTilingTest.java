@@ -19,9 +19,24 @@ class MatmulTilingTest {
     @ParameterizedTest
     @ValueSource(ints = {9, 17, 31, 32, 33, 47, 64, 65, 133})
     void everyOutputIsTheColumnOrderFmaChain(int batch) {
-        for (GgmlType type : new GgmlType[] {GgmlType.F32, GgmlType.Q8_0}) {
+        check(batch, FloatTensor.KB * 2 + 64, GgmlType.F32, GgmlType.Q8_0);
+    }
+
+    /**
+     * Rows longer than {@link FloatTensor#SPAN} go through the panels span by span, with each
+     * panel's sums kept between spans: still the one chain in column order, for every weight
+     * type (each dequantises column ranges of its own), with a last span shorter than the others.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {9, 33, 65})
+    void longRowsInSpansAreTheSameChain(int batch) {
+        check(batch, FloatTensor.SPAN * 2 + 512, GgmlType.values());
+    }
+
+    private static void check(int batch, int cols, GgmlType... types) {
+        for (GgmlType type : types) {
             Random r = new Random(batch * 7L + type.ordinal());
-            int rows = FloatTensor.PANEL * 2 + 17, cols = FloatTensor.KB * 2 + 64;
+            int rows = FloatTensor.PANEL * 2 + 17;
             float[] wf = new float[rows * cols];
             for (int i = 0; i < wf.length; i++) wf[i] = (float) r.nextGaussian();
             FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, wf)), rows, cols);

@@ -111,6 +111,9 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
 
     @Override
     final void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
-        for (int r = from; r < to; r++) out[outOff + r] = dot(r, xp, xs);
+        for (int i = 0; i < to - from; i++) {
+            int r = streamedRow(from, to, i);
+            out[outOff + r] = dot(r, xp, xs);
+        }
     }
 }

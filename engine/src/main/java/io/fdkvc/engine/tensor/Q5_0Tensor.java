@@ -66,7 +66,10 @@ public final class Q5_0Tensor extends PreparedXTensor {
 
     @Override
     void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
-        for (int r = from; r < to; r++) out[outOff + r] = dot(r, xp, xs);
+        for (int i = 0; i < to - from; i++) {
+            int r = streamedRow(from, to, i);
+            out[outOff + r] = dot(r, xp, xs);
+        }
     }
 
     @Override

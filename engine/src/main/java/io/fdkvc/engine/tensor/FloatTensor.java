@@ -44,7 +44,9 @@ public abstract class FloatTensor {
      * horizontal reduction. The loops are blocked for the caches: {@link #PANEL} weight rows are
      * dequantised at a time into a scratch that stays in L2, and the columns are walked in blocks
      * of {@link #KB}, so that the block of the transposed batch (KB x NB floats per tile, 32 KiB at
-     * 64 batch rows) stays in L1 while every row block of the panel runs over it. The accumulators
+     * 64 batch rows) stays in L1 while every row block of the panel runs over it; rows longer than
+     * {@link #SPAN} go through the panels one span of columns at a time, so that the span's part of
+     * the transposed batch stays in L2 ({@link #tiledSpans}). The accumulators
      * are stored after each column block and reloaded for the next, so each output is still one
      * FMA chain over the columns in order: a fixed order (the same bits in the interpreter and in
      * C2, and whatever the blocking), which differs from {@link #dot}'s lane-wise order in the

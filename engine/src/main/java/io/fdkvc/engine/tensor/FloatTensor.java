@@ -28,7 +28,7 @@ public abstract class FloatTensor {
     /**
      * Writes columns [from, to) of row {@code row}, dequantised, to {@code out[off .. off + to - from)};
      * from and to are multiples of the type's block size (the caller's to check: this is the
-     * prefill's panel fill, {@link #tiledSpans}).
+     * prefill's panel fill, {@link #tiled}).
      */
     abstract void dequantizeColumns(int row, int from, int to, float[] out, int off);
 
@@ -46,7 +46,7 @@ public abstract class FloatTensor {
      * of {@link #KB}, so that the block of the transposed batch (KB x NB floats per tile, 32 KiB at
      * 64 batch rows) stays in L1 while every row block of the panel runs over it; rows longer than
      * {@link #SPAN} go through the panels one span of columns at a time, so that the span's part of
-     * the transposed batch stays in L2 ({@link #tiledSpans}). The accumulators
+     * the transposed batch stays in L2 ({@link #tiled}). The accumulators
      * are stored after each column block and reloaded for the next, so each output is still one
      * FMA chain over the columns in order: a fixed order (the same bits in the interpreter and in
      * C2, and whatever the blocking), which differs from {@link #dot}'s lane-wise order in the
@@ -92,51 +92,34 @@ public abstract class FloatTensor {
         tiled(rowFrom, rowTo, x, out, outOff, outStride);
     }
 
-    private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
-        int n = cols();
-        if (n > SPAN) {
-            tiledSpans(rowFrom, rowTo, x, out, outOff, outStride);
-            return;
-        }
-        int nb = x.nb, tiles = x.tiles;
-        int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR);
-        Scratch sc = SCRATCH.get().ensure(panel * n, panel * tiles * nb);
-        float[] w = sc.w, acc = sc.acc;
-        for (int r = rowFrom; r < rowTo; ) {
-            int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR;
-            for (int j = 0; j < rows; j++) dequantizeRow(r + j, w, j * n);
-            // zero rows pad the last row block; their sums are never written out
-            java.util.Arrays.fill(w, rows * n, blocks * MR * n, 0f);
-            java.util.Arrays.fill(acc, 0, blocks * tiles * MR * nb, 0f);
-            kernels(w, n, 0, n, blocks, x, acc, 0);
-            scatter(r, rows, x, acc, 0, out, outOff, outStride);
-            r += rows;
-        }
-    }
-
     /**
-     * {@link #tiled} for long rows (the down projection's 8192 columns): the columns in spans of
-     * {@link #SPAN}, each span through every panel of the range before the next, so that the
-     * span's slice of the transposed batch (SPAN x 64 floats) stays in L2 while the panels pass;
-     * over whole rows the batch (2 MiB at 8192 columns) was read again for every panel. Each
-     * panel's accumulators wait in memory between spans, as they do between column blocks, so
-     * every output is the same FMA chain in the same column order: the same bits as tiled.
+     * The tiled product over rows [rowFrom, rowTo): panels of {@link #PANEL} rows are dequantised
+     * and multiplied into their accumulators, column block by column block. Rows longer than
+     * {@link #SPAN} (the down projection's 8192 columns) go in spans of SPAN columns, each span
+     * through every panel of the range before the next, so that the span's slice of the
+     * transposed batch (SPAN x 64 floats) stays in L2 while the panels pass; over whole rows the
+     * batch (2 MiB at 8192 columns) was read again for every panel. Each panel then keeps its
+     * own accumulators between spans (in memory, as between column blocks), so every output is
+     * the same FMA chain in the same column order whatever the spans; with one span, every panel
+     * reuses the first panel's.
      */
-    private void tiledSpans(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
+    private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
         int n = cols(), nb = x.nb, tiles = x.tiles;
-        int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR);
-        int panels = (rowTo - rowFrom + panel - 1) / panel, perPanel = panel / MR * tiles * MR * nb;
-        Scratch sc = SCRATCH.get().ensure(panel * SPAN, panels * perPanel);
+        int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR), perPanel = panel / MR * tiles * MR * nb;
+        boolean spans = n > SPAN;
+        int width = spans ? SPAN : n, panels = spans ? (rowTo - rowFrom + panel - 1) / panel : 1;
+        Scratch sc = SCRATCH.get().ensure(panel * width, panels * perPanel);
         float[] w = sc.w, acc = sc.acc;
-        java.util.Arrays.fill(acc, 0, panels * perPanel, 0f);
-        for (int k0 = 0; k0 < n; k0 += SPAN) {
-            int k1 = Math.min(n, k0 + SPAN), span = k1 - k0;
+        for (int k0 = 0; k0 < n; k0 += width) {
+            int k1 = Math.min(n, k0 + width), span = k1 - k0;
             for (int r = rowFrom, pi = 0; r < rowTo; r += panel, pi++) {
-                int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR;
+                int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR, ao = spans ? pi * perPanel : 0;
                 for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, j * span);
+                // zero rows pad the last row block; their sums are never written out
                 java.util.Arrays.fill(w, rows * span, blocks * MR * span, 0f);
-                kernels(w, span, k0, k1, blocks, x, acc, pi * perPanel);
-                if (k1 == n) scatter(r, rows, x, acc, pi * perPanel, out, outOff, outStride);
+                if (k0 == 0) java.util.Arrays.fill(acc, ao, ao + blocks * tiles * MR * nb, 0f);
+                kernels(w, span, k0, k1, blocks, x, acc, ao);
+                if (k1 == n) scatter(r, rows, x, acc, ao, out, outOff, outStride);
             }
         }
     }
@@ -251,7 +234,7 @@ public abstract class FloatTensor {
     static final int PANEL = 48, KB = 128;
 
     /**
-     * Columns per span of {@link #tiledSpans} (a multiple of every block size): 2048 columns of 64
+     * Columns per span of {@link #tiled} (a multiple of every block size): 2048 columns of 64
      * batch rows are 512 KiB, in L2 with a panel of 48 such rows. Rows of at most this length
      * take {@link #tiled}'s whole-row panels. 1024 and 4096 measured the same within the noise.
      */
@@ -265,7 +248,7 @@ public abstract class FloatTensor {
      * machine's prefetchers then fetch 4.7-5.3 GMAC/s of Q8_0 on one thread; four quarters of the
      * range visited in turn fetch 8.7-8.9 in three runs of four (a pass over the SmolLM2-135M
      * shape's weights, docs/benchmarks-engine.md). On the 1B shape's weights (1.2 G, far beyond
-     * L3) Q6_K went from 6.1-6.6 to 7.8-8.2 GMAC/s, Q4_K from 6.2-9.0 to 9.2-9.3 and Q5_0 from
+     * L3) Q6_K went from 4.9-6.6 to 6.8-8.2 GMAC/s (one run of ten at 5.2), Q4_K from 6.2-9.0 to 9.0-9.4 and Q5_0 from
      * 5.9-6.3 to 6.7-7.0; eight streams were no faster than four.
      */
     static final int STREAMS = 4;

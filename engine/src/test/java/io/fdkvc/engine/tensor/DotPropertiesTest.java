@@ -58,7 +58,7 @@ class DotPropertiesTest {
     }
 
     /**
-     * The prefill's panels take column ranges of long rows (FloatTensor.tiledSpans): any range of
+     * The prefill's panels take column ranges of long rows (FloatTensor.tiled): any range of
      * whole blocks is exactly that slice of the independent decoder's row, written at the given
      * offset, and nothing else of the output is touched.
      */

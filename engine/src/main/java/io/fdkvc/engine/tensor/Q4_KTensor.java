@@ -31,23 +31,13 @@ public final class Q4_KTensor extends MinKQuantTensor {
     // scale j < 4 = byte j & 63, min j < 4 = byte j + 4 & 63, and for j >= 4 scale = byte j + 4 &
     // 15 | (byte j - 4 >> 6) << 4, min = byte j + 4 >> 4 | (byte j >> 6) << 4 (ggml's
     // get_scale_min_k4): lanes 0-7 of the result are the scales, 8-15 the mins.
-    private static final FloatVector NIBBLES = L == 16 ? FloatVector.fromArray(F, iota(16), 0) : null;
+    private static final FloatVector NIBBLES = L == 16 ? FloatVector.zero(F).addIndex(1) : null;
     private static final VectorShuffle<Integer> PACK_LOW = L == 16 ? VectorShuffle.fromValues(I, 0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11) : null;
     private static final IntVector PACK_LOW_SHIFT = L == 16 ? IntVector.fromArray(I, new int[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4}, 0) : null;
     private static final IntVector PACK_LOW_MASK = L == 16 ? IntVector.fromArray(I, new int[] {63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15}, 0) : null;
     private static final VectorShuffle<Integer> PACK_HIGH = L == 16 ? VectorShuffle.fromValues(I, 0, 0, 0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 4, 5, 6, 7) : null;
     private static final IntVector PACK_HIGH_MASK = L == 16 ? IntVector.fromArray(I, new int[] {0, 0, 0, 0, 3, 3, 3, 3, 0, 0, 0, 0, 3, 3, 3, 3}, 0) : null;
     private static final VectorMask<Float> MINS = L == 16 ? VectorMask.fromLong(F, 0xFF00L) : null;
-    /** Every lane of the result is lane k of v, as a float (an index vector and a look-up: no shuffle object). */
-    private static FloatVector lane(IntVector v, int k) {
-        return IntVector.broadcast(I, k).selectFrom(v).reinterpretAsFloats();
-    }
-
-    private static float[] iota(int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = i;
-        return a;
-    }
 
     public Q4_KTensor(MemorySegment seg, int rows, int cols) {
         super(GgmlType.Q4_K, seg, rows, cols);
@@ -130,7 +120,7 @@ public final class Q4_KTensor extends MinKQuantTensor {
      * selectFrom} wraps each index to its low four bits, which is the nibble). The eight scales
      * and mins are unpacked into one vector as well, and each sub-block's pair is taken from it
      * with an index look-up (a shuffle object from an array cost its load, a type check and a
-     * mask: 7.4-8.1 Gweights/s). One thread, 128 x 8192 (bench/kernels/DequantBench.java),
+     * mask, and left the speed where it was). One thread, 128 x 8192 (bench/kernels/DequantBench.java),
      * alternating: 7.8-8.1 Gweights/s before, 9.7-9.9 after, with the same bits hash.
      */
     private void dequantizeBlocks16(int row, int b0, int b1, float[] out, int off) {
@@ -157,5 +147,10 @@ public final class Q4_KTensor extends MinKQuantTensor {
                 }
             }
         }
+    }
+
+    /** Every lane of the result is lane k of v, as a float (an index vector and a look-up: no shuffle object). */
+    private static FloatVector lane(IntVector v, int k) {
+        return IntVector.broadcast(I, k).selectFrom(v).reinterpretAsFloats();
     }
 }

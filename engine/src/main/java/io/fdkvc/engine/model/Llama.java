@@ -394,10 +394,7 @@ public final class Llama implements AutoCloseable {
         for (int g = 0; g < n; g += attentionBlock) {
             pConv0 = g;
             pConvs = Math.min(attentionBlock, n - g);
-            long work = keys * hd * group * pConvs / n;
-            parallel(pConvs * heads, scoresPhase, work);
-            parallel(pConvs * heads, valuesPhase, work);
-            if (anyObserving) parallel(pConvs * kvHeads, observePhase, work / hd);
+            attentionPhases(keys * hd * group * pConvs / n, anyObserving);
         }
         pCaches = chunkCache;
         long t2 = System.nanoTime();
@@ -419,17 +416,26 @@ public final class Llama implements AutoCloseable {
         pConv0 = 0;
         pConvs = 1;
         pSpan = n;
-        long work = keys * hd * group;
         for (int from = 0; from < n; from += attentionBlock) {
             pFrom = from;
             pBlock = Math.min(attentionBlock, n - from);
-            parallel(heads * pBlock, pBlock > 1 ? scoresPairPhase : scoresPhase, work * pBlock);
-            parallel(heads * pBlock, valuesPhase, work * pBlock);
-            if (cache.observing()) parallel(kvHeads, observePhase, keys * group * pBlock);
+            attentionPhases(keys * hd * group * pBlock, cache.observing());
         }
         long t2 = System.nanoTime();
         ropeNanos += t1 - t0;
         attentionNanos += t2 - t0;
+    }
+
+    /**
+     * Scores, softmax and values (and the observed attention) over the units of the phase fields:
+     * pConvs conversations from pConv0, each with pBlock tokens from pFrom; {@code work} sizes
+     * the phases for {@link #parallel}.
+     */
+    private void attentionPhases(long work, boolean observing) {
+        int units = pConvs * heads * pBlock;
+        parallel(units, pBlock > 1 ? scoresPairPhase : scoresPhase, work);
+        parallel(units, valuesPhase, work);
+        if (observing) parallel(pConvs * kvHeads, observePhase, work / hd);
     }
 
     /** Sizes the scratch for {@code cache}'s layer l, rotates its keys not yet rotated, and returns its entries over all streams. */

@@ -55,6 +55,8 @@ public final class Llama implements AutoCloseable {
     private final LlamaConfig c;
     private final LlamaWeights w;
     private final int dim, hd, heads, kvHeads, group, qDim, kvDim, hidden, vocab, layers, maxBatch;
+    // whether two heads of a group share a pass over their values (weightedValuesPair): heads of whole blocks of four vectors
+    private final boolean pairedValues;
     private final boolean neox, qkNorm;
     private final float attnScale;
     private final LlamaRope rope;
@@ -126,6 +128,7 @@ public final class Llama implements AutoCloseable {
         if (maxBatch < 1) throw new IllegalArgumentException("maxBatch must be >= 1");
         dim = c.dim();
         hd = c.headDim();
+        pairedValues = hd % (4 * S.length()) == 0;
         heads = c.heads();
         kvHeads = c.kvHeads();
         group = heads / kvHeads;
@@ -640,19 +643,34 @@ public final class Llama implements AutoCloseable {
      * vectors, which allocated on every token (SessionTest.decodingAllocatesNothing).
      */
 
-    /** Phase 1: the unit's rotated query against the stream's rotated keys, scaled, plus eq. 9's bias; the row's max. */
+    /**
+     * Phase 1: the unit's rotated query against the stream's rotated keys, scaled, plus eq. 9's
+     * bias; the row's max. With one token per conversation (decode) a unit's neighbour is the
+     * next head of the same token; when it is in the same KV group it reads the same keys with
+     * the same count, so the two go through {@link #scoresPair} together (the same bits as two
+     * {@link #scores}, each key tile loaded once for both).
+     */
     private void scoresRange(int worker, int from, int to) {
-        float[] qr = qrot[worker];
+        float[] qr = qrot[worker], qr2 = qrotNext[worker];
         int perConv = heads * pBlock;
-        for (int u = from; u < to; u++) {
+        for (int u = from; u < to; ) {
             int b = pConv0 + u / perConv, h = u % perConv / pBlock, t = pFrom + u % pBlock, kvh = h / group;
             KvCache cache = pCaches[b];
             KvStream s = cache.stream(pLayer, kvh);
             // every token of the chunk is already in the stream; token t sees up to itself
             int count = s.size() - (pSpan - 1 - t);
             rotateQuery(cache, s, b, t, h, count - 1, qr, worker);
-            scores(qr, cache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap);
-            scaleBiasMax(cache, s, u, count);
+            if (pBlock == 1 && (h + 1) % group != 0 && u + 1 < to) {
+                rotateQuery(cache, s, b, t, h + 1, count - 1, qr2, worker);
+                scoresPair(qr, qr2, cache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap, (u + 1) * scratchCap);
+                scaleBiasMax(cache, s, u, count);
+                scaleBiasMax(cache, s, u + 1, count);
+                u += 2;
+            } else {
+                scores(qr, cache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap);
+                scaleBiasMax(cache, s, u, count);
+                u++;
+            }
         }
     }
 
@@ -710,17 +728,34 @@ public final class Llama implements AutoCloseable {
         unitMax[u] = max;
     }
 
-    /** Phase 2: the unit's softmax (its row becomes exp(z - max), 1/sum kept) and its weighted values. */
+    /**
+     * Phase 2: each unit's softmax (its row becomes exp(z - max), 1/sum kept) and its weighted
+     * values. The phase visits the units group-inner, v = (conversation, KV head, token, query
+     * head of the group), so that two query heads of a group at the same token are neighbours:
+     * they read the same values, and {@link #weightedValuesPair} loads each value vector once for
+     * both. A pair cut by a chunk's end goes head by head (the same bits either way).
+     */
     private void valuesRange(int worker, int from, int to) {
-        int nb = pBlock, perConv = heads * nb;
-        for (int u = from; u < to; u++) {
-            int b = pConv0 + u / perConv, h = u % perConv / nb, t = pFrom + u % nb, kvh = h / group;
+        int nb = pBlock, perConv = heads * nb, perKv = group * nb;
+        for (int v = from; v < to; ) {
+            int c = v / perConv, r = v % perConv, kvh = r / perKv, tb = r % perKv / group, j = r % group;
+            int b = pConv0 + c, h = kvh * group + j, t = pFrom + tb;
             KvStream s = pCaches[b].stream(pLayer, kvh);
             int count = s.size() - (pSpan - 1 - t);
-            int o = u * scratchCap;
-            float inv = 1f / expInPlace(att, o, count, unitMax[u], lanes[worker]);
+            // the scores phase's unit of (b, h, t): its row of att, its max and its 1/sum
+            int u = c * perConv + h * nb + tb, out = (b * pSpan + t) * qDim + h * hd;
+            float inv = 1f / expInPlace(att, u * scratchCap, count, unitMax[u], lanes[worker]);
             unitInv[u] = inv;
-            weightedValues(att, o, count, inv, s.values(), xb2, (b * pSpan + t) * qDim + h * hd);
+            if (pairedValues && j + 1 < group && v + 1 < to) {
+                int u2 = u + nb;
+                float inv2 = 1f / expInPlace(att, u2 * scratchCap, count, unitMax[u2], lanes[worker]);
+                unitInv[u2] = inv2;
+                weightedValuesPair(att, u * scratchCap, u2 * scratchCap, count, inv, inv2, s.values(), hd, xb2, out);
+                v += 2;
+            } else {
+                weightedValues(att, u * scratchCap, count, inv, s.values(), hd, xb2, out);
+                v++;
+            }
         }
     }
 
@@ -853,7 +888,7 @@ public final class Llama implements AutoCloseable {
      * (four vectors at a time) while the entries stream by, instead of a load and store of the
      * output per entry.
      */
-    private void weightedValues(float[] p, int po, int count, float scale, float[] vals, float[] out, int o) {
+    static void weightedValues(float[] p, int po, int count, float scale, float[] vals, int hd, float[] out, int o) {
         int L = S.length(), d = 0;
         for (; d + 4 * L <= hd; d += 4 * L) {
             // even entries into a, odd ones into b: eight FMA chains instead of four, so the
@@ -896,6 +931,50 @@ public final class Llama implements AutoCloseable {
             float a = 0;
             for (int i = 0, r = d; i < count; i++, r += hd) a += p[po + i] * vals[r];
             out[o + d] = a * scale;
+        }
+    }
+
+    /**
+     * {@link #weightedValues} for two query heads that read the same values with the same count:
+     * out[o ..] from the weights at p[po ..] and out[o + hd ..] from those at p[po2 ..]. Every
+     * output is the same chains as there (even and odd entries, added, then scaled), so the same
+     * bits; each value vector is loaded once for both heads, which halves the loads per FMA's
+     * worth of work and the values' traffic from L2 (a 1B head's 320 entries are 80 KB, more than
+     * L1). Only for head dimensions of whole blocks of four vectors ({@link #pairedValues}).
+     */
+    static void weightedValuesPair(float[] p, int po, int po2, int count, float scale, float scale2, float[] vals, int hd, float[] out, int o) {
+        int L = S.length();
+        for (int d = 0; d < hd; d += 4 * L) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            FloatVector e0 = a0, e1 = a0, e2 = a0, e3 = a0, f0 = a0, f1 = a0, f2 = a0, f3 = a0;
+            int i = 0, r = d;
+            for (; i + 1 < count; i += 2, r += 2 * hd) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]), qi = FloatVector.broadcast(S, p[po2 + i]);
+                FloatVector v0 = FloatVector.fromArray(S, vals, r), v1 = FloatVector.fromArray(S, vals, r + L);
+                FloatVector v2 = FloatVector.fromArray(S, vals, r + 2 * L), v3 = FloatVector.fromArray(S, vals, r + 3 * L);
+                a0 = v0.fma(pi, a0); a1 = v1.fma(pi, a1); a2 = v2.fma(pi, a2); a3 = v3.fma(pi, a3);
+                e0 = v0.fma(qi, e0); e1 = v1.fma(qi, e1); e2 = v2.fma(qi, e2); e3 = v3.fma(qi, e3);
+                FloatVector pj = FloatVector.broadcast(S, p[po + i + 1]), qj = FloatVector.broadcast(S, p[po2 + i + 1]);
+                FloatVector w0 = FloatVector.fromArray(S, vals, r + hd), w1 = FloatVector.fromArray(S, vals, r + hd + L);
+                FloatVector w2 = FloatVector.fromArray(S, vals, r + hd + 2 * L), w3 = FloatVector.fromArray(S, vals, r + hd + 3 * L);
+                b0 = w0.fma(pj, b0); b1 = w1.fma(pj, b1); b2 = w2.fma(pj, b2); b3 = w3.fma(pj, b3);
+                f0 = w0.fma(qj, f0); f1 = w1.fma(qj, f1); f2 = w2.fma(qj, f2); f3 = w3.fma(qj, f3);
+            }
+            if (i < count) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]), qi = FloatVector.broadcast(S, p[po2 + i]);
+                FloatVector v0 = FloatVector.fromArray(S, vals, r), v1 = FloatVector.fromArray(S, vals, r + L);
+                FloatVector v2 = FloatVector.fromArray(S, vals, r + 2 * L), v3 = FloatVector.fromArray(S, vals, r + 3 * L);
+                a0 = v0.fma(pi, a0); a1 = v1.fma(pi, a1); a2 = v2.fma(pi, a2); a3 = v3.fma(pi, a3);
+                e0 = v0.fma(qi, e0); e1 = v1.fma(qi, e1); e2 = v2.fma(qi, e2); e3 = v3.fma(qi, e3);
+            }
+            a0.add(b0).mul(scale).intoArray(out, o + d);
+            a1.add(b1).mul(scale).intoArray(out, o + d + L);
+            a2.add(b2).mul(scale).intoArray(out, o + d + 2 * L);
+            a3.add(b3).mul(scale).intoArray(out, o + d + 3 * L);
+            e0.add(f0).mul(scale2).intoArray(out, o + hd + d);
+            e1.add(f1).mul(scale2).intoArray(out, o + hd + d + L);
+            e2.add(f2).mul(scale2).intoArray(out, o + hd + d + 2 * L);
+            e3.add(f3).mul(scale2).intoArray(out, o + hd + d + 3 * L);
         }
     }
 

@@ -11,7 +11,9 @@ import net.jqwik.api.constraints.IntRange;
 /**
  * Prefill's paired scores kernel ({@link Llama#scoresPair}) must give each query exactly the
  * scores the one-query kernel gives (the same FMA chains), so that pairing the tokens of a chunk
- * changes no bit of the logits; and it must not write outside the two rows' whole tiles.
+ * changes no bit of the logits; and it must not write outside the two rows' whole tiles. The
+ * same for the values: two heads of a group through {@link Llama#weightedValuesPair} get the
+ * bits that {@link Llama#weightedValues} gives each alone.
  */
 class AttentionScoresTest {
     @Property(tries = 200)
@@ -40,6 +42,37 @@ class AttentionScoresTest {
         for (int i = 0; i < len; i++) {
             boolean inRow = i >= so && i < so + row || i >= so2 && i < so2 + row;
             if (!inRow) assertThat(paired[i]).as("index %d outside both rows' tiles", i).isNaN();
+        }
+    }
+
+    @Property(tries = 200)
+    void pairedValuesAreTheSingleValuesBitForBit(@ForAll @IntRange(min = 1, max = 300) int count,
+                                                 @ForAll @IntRange(min = 1, max = 2) int blocks,
+                                                 @ForAll long seed) {
+        // heads of whole blocks of four vectors, as Llama pairs them (64 and 128 floats at 16 lanes)
+        int hd = blocks * 4 * io.fdkvc.engine.tensor.Simd.L;
+        Random r = new Random(seed);
+        float[] vals = new float[count * hd];
+        for (int i = 0; i < vals.length; i++) vals[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(8) - 4));
+        // both heads' weights in one scratch, at offsets that are not vector-aligned
+        int po = 5, po2 = po + count + 3;
+        float[] p = new float[po2 + count];
+        for (int i = 0; i < p.length; i++) p[i] = r.nextFloat();
+        float scale = 1f / (1 + r.nextFloat()), scale2 = 1f / (1 + r.nextFloat());
+        // the two heads' outputs side by side (head 2 at o + hd), with a guard band around them
+        int o = 7, len = o + 2 * hd + 9;
+        float[] single = new float[len], paired = new float[len];
+        java.util.Arrays.fill(paired, Float.NaN);
+        Llama.weightedValues(p, po, count, scale, vals, hd, single, o);
+        Llama.weightedValues(p, po2, count, scale2, vals, hd, single, o + hd);
+        Llama.weightedValuesPair(p, po, po2, count, scale, scale2, vals, hd, paired, o);
+        for (int i = 0; i < len; i++) {
+            if (i < o || i >= o + 2 * hd) {
+                assertThat(paired[i]).as("index %d outside both heads' outputs", i).isNaN();
+            } else {
+                assertThat(Float.floatToRawIntBits(paired[i])).as("head %d, component %d, %d entries", (i - o) / hd + 1, (i - o) % hd, count)
+                        .isEqualTo(Float.floatToRawIntBits(single[i]));
+            }
         }
     }
 

@@ -7,7 +7,7 @@ import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.cache.PositionMode;
 import java.util.Arrays;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A batched decode step ({@link Llama#forwardDecodeBatch}) gives each conversation the logits of
@@ -25,12 +25,12 @@ class BatchedDecodeReferenceTest {
             {"fdkvc", "9", "original"}, {"tova", "6", "original"}, {"full", "1000", "cache"},
     };
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"llama", "qwen3"})
-    void eachRowOfABatchedStepMatchesANaivePassOverItsOwnCache(String arch) {
+    @ParameterizedTest(name = "{0}, heads of {1}")
+    @CsvSource({"llama, 16", "qwen3, 16", "llama, 64"})
+    void eachRowOfABatchedStepMatchesANaivePassOverItsOwnCache(String arch, int hd) {
         boolean neox = !arch.equals("llama");
-        int hd = 16;
-        // 64 / 16 = 4 heads over 2 KV heads; 6 conversations x 4 heads = 24 units per phase
+        // 4 heads over 2 KV heads; 6 conversations x 4 heads = 24 units per phase. Heads of 64
+        // floats (wider than the model) share their group's pass over the values in pairs
         LlamaConfig c = new LlamaConfig(arch, 64, 96, 2, 4, 2, hd, 60, 256, 1e-5f, neox ? 1_000_000f : 10000f,
                 "none", 1f, 0, neox, true);
         LlamaWeights w = NaiveLlama.randomWeights(c, 11, false);

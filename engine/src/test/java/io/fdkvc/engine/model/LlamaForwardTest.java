@@ -51,6 +51,10 @@ class LlamaForwardTest {
             "qwen2, 64,  4, 2, 96,  none,   1,  1, original",
             "qwen2, 128, 8, 2, 256, none,   7,  2, cache",
             "qwen2, 96,  6, 3, 160, llama3, 40, 2, original",
+            // heads of 64 floats, whose group's heads share a pass over the values (in pairs, the
+            // third of a group of three alone)
+            "llama, 256, 4, 2, 96,  none,   16, 2, cache",
+            "qwen2, 384, 6, 2, 160, none,   9,  2, original",
     })
     void logitsMatchTheNaiveReference(String arch, int dim, int heads, int kvHeads, int hidden, String scaling,
                                       int batch, int threads, String positions) {

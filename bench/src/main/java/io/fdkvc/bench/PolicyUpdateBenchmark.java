@@ -7,19 +7,10 @@ import io.fdkvc.core.policy.Policy;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.Turn;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One FD-KVC turn update on a stream holding |C| entries, against the attention of one query over
@@ -29,13 +20,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Steady state: each update first tops the stream up to |C| + 1 entries (one new entry per
  * turn, usually), then evicts back to the budget |C|.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector"})
-public class PolicyUpdateBenchmark {
+public class PolicyUpdateBenchmark extends ShortRunDefaults {
     @Param({"256", "1024", "4096", "16384"})
     public int entries;
 

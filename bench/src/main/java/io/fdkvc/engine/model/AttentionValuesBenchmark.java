@@ -1,33 +1,20 @@
 package io.fdkvc.engine.model;
 
+import io.fdkvc.bench.ShortRunDefaults;
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The attention's weighted values for the four query heads of one KV group (the Llama-3.2-1B
  * shape: heads of 64 floats, groups of four) over a stream of {@code entries} values: each head
  * through {@link Llama#weightedValues} alone, against the heads in pairs through
  * {@link Llama#weightedValuesPair}, which loads each value vector once for two heads. In the
- * package of the kernels, which are package-private.
+ * package of the kernels, which are package-private; the run settings are the project's
+ * ({@link ShortRunDefaults}).
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules=jdk.incubator.vector"})
-public class AttentionValuesBenchmark {
+public class AttentionValuesBenchmark extends ShortRunDefaults {
     static final int HD = 64, HEADS = 4;
 
     @Param({"320", "2048"})

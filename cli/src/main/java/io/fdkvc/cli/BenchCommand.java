@@ -11,6 +11,8 @@ import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.sampling.Sampler;
 import io.fdkvc.engine.session.Session;
 import java.io.PrintWriter;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,8 +32,9 @@ import picocli.CommandLine.Spec;
  * <p>Each configuration runs a conversation of {@code --turns} turns; a turn prefills
  * {@code --prompt-tokens} random tokens, decodes {@code --gen-tokens} greedy tokens (no stop
  * token; the last one is put into the cache without logits, as chat does), then runs the policy.
- * Before each configuration's conversation a throwaway one of {@code --jit-warmup} turns runs in
- * its own session, so that the forward pass and the policy update are compiled (steady state, not
+ * Before each configuration's conversation a throwaway one of at least {@code --jit-warmup} turns
+ * runs in its own session, continued while the JIT still compiles (up to four times as many), so
+ * that the forward pass, the policy update and the eviction paths are compiled (steady state, not
  * JIT warm-up, is reported); then the first {@code --warmup} turns of the measured conversation
  * are not reported and the others are averaged. The policy's cost is reported as its share of the turn's
  * forward-pass time; attention (and within it the rotation of the cached pre-RoPE keys) as its
@@ -64,8 +67,32 @@ public final class BenchCommand implements Callable<Integer> {
     Path save;
 
     @Option(names = "--jit-warmup", paramLabel = "N", defaultValue = "4",
-            description = "turns of a throwaway conversation run before each configuration so the JIT has compiled; default: ${DEFAULT-VALUE}")
+            description = {"turns of a throwaway conversation run before each configuration so the JIT has compiled: at least N, "
+                    + "then more while the last one spent " + JIT_QUIET_PERCENT + "% or more of its time compiling, "
+                    + "up to " + JIT_MAX_FACTOR + "N; default: ${DEFAULT-VALUE}"})
     int jitWarmup;
+
+    /**
+     * Percent of a warm-up turn's time the JIT may still spend compiling for the warm-up to end.
+     * With a budget, the first evictions compile new paths on the same cores as the forward pass:
+     * on SmolLM2 Q8_0 at budget 256, turns 3-8 after four warm-up turns prefilled at 339-463 tok/s
+     * and the turns after at 447-665 (docs/benchmarks-engine.md), so a fixed four reported the
+     * JIT's work, not the steady state.
+     */
+    static final int JIT_QUIET_PERCENT = 2;
+    static final int JIT_MAX_FACTOR = 4;
+
+    /**
+     * Whether the JIT warm-up runs another turn after {@code done} of them (at least {@code min}),
+     * the last of which took {@code turnNanos} while the JVM compiled for {@code compileNanos}:
+     * until {@code min} turns, yes; then while the last turn compiled for {@link #JIT_QUIET_PERCENT}
+     * percent or more of its time, up to {@link #JIT_MAX_FACTOR} times {@code min} turns.
+     */
+    static boolean moreJitWarmup(int done, int min, long compileNanos, long turnNanos) {
+        if (done < min) return true;
+        if (done >= JIT_MAX_FACTOR * min) return false;
+        return compileNanos * 100 >= JIT_QUIET_PERCENT * turnNanos;
+    }
 
     @Option(names = "--per-turn", description = "also print each reported turn: cache entries before it, prefill and decode tok/s")
     boolean perTurn;
@@ -126,16 +153,17 @@ public final class BenchCommand implements Callable<Integer> {
                     name, c.architecture(), c.layers(), c.dim(), c.heads(), c.kvHeads(), c.hiddenDim(), c.vocabSize(),
                     m.weights().wq()[0].type()));
             out.println(String.format(Locale.ROOT,
-                    "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported, after %d JIT warm-up turns",
+                    "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported, after at least %d JIT warm-up turns",
                     llama.threads(), engine.batch, engine.positionMode().label(), engine.maxTurnTokens, turns, promptTokens,
                     genTokens, warmup, jitWarmup));
             out.println(String.format(Locale.ROOT, "%-28s %14s %13s %15s %15s %15s %10s %18s %17s %12s %12s",
                     "policy", "prefill tok/s", "decode tok/s", "update ms/turn", "update/compute", "entries/stream", "KV MiB",
                     "prefill tok/cpu-s", "decode tok/cpu-s", "attention %", "key RoPE %"));
             for (PolicySpec ps : specs) {
-                if (jitWarmup > 0) run(llama, ps, jitWarmup, 0, null);
+                // a throwaway conversation, continued while the JIT is busy; nothing of it is reported
+                if (jitWarmup > 0) run(llama, ps, jitWarmup, Integer.MAX_VALUE, null, true);
                 List<String> turnLines = perTurn ? new ArrayList<>() : null;
-                Row r = run(llama, ps, turns, warmup, turnLines);
+                Row r = run(llama, ps, turns, warmup, turnLines, false);
                 if (turnLines != null) for (String l : turnLines) out.println(l);
                 out.println(String.format(Locale.ROOT, "%-28s %14.1f %13.1f %15.3f %14.3f%% %15d %10.2f %18.1f %17.1f %11.1f%% %11.1f%%",
                         ps.toString().length() > 28 ? ps.name() + "(" + ps.budget() + ")" : ps.toString(),
@@ -160,7 +188,15 @@ public final class BenchCommand implements Callable<Integer> {
                 .getProcessCpuTime();
     }
 
-    private Row run(Llama llama, PolicySpec ps, int turns, int warmup, List<String> turnLines) {
+    /**
+     * A conversation of {@code turns} turns, the first {@code warmup} not reported; with {@code
+     * settle} (the JIT warm-up) {@code turns} is the least, and more run while {@link
+     * #moreJitWarmup} says the JIT is still busy.
+     */
+    private Row run(Llama llama, PolicySpec ps, int turns, int warmup, List<String> turnLines, boolean settle) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        settle &= jit != null && jit.isCompilationTimeMonitoringSupported();
+        long compiled = 0, took = 0;
         Session s = engine.newSession(llama, ps);
         int vocab = llama.config().vocabSize();
         Sampler greedy = Sampler.greedy(vocab);
@@ -168,7 +204,8 @@ public final class BenchCommand implements Callable<Integer> {
         int[] prompt = new int[promptTokens];
         List<double[]> reported = new ArrayList<>();
         Session.TurnStats last = null;
-        for (int t = 0; t < turns; t++) {
+        for (int t = 0; settle ? moreJitWarmup(t, turns, compiled, took) : t < turns; t++) {
+            long j0 = settle ? jit.getTotalCompilationTime() : 0;
             for (int i = 0; i < promptTokens; i++) prompt[i] = rnd.nextInt(vocab);
             int before = last == null ? 0 : last.cacheEntries();
             long c0 = cpuNanos(), t0 = System.nanoTime();
@@ -179,6 +216,10 @@ public final class BenchCommand implements Callable<Integer> {
             s.append(s.lastSampled()); // the reply's last token enters the cache too, as in chat
             long t2 = System.nanoTime(), c2 = cpuNanos(), steps = s.position() - p0;
             last = s.endTurn();
+            if (settle) {
+                took = System.nanoTime() - t0;
+                compiled = (jit.getTotalCompilationTime() - j0) * 1_000_000;
+            }
             if (t >= warmup) {
                 reported.add(new double[] {promptTokens / ((t1 - t0) / 1e9), steps / ((t2 - t1) / 1e9),
                         last.updateNanos() / 1e6, (double) last.updateNanos() / last.computeNanos(),

@@ -90,7 +90,7 @@ public final class BenchCommand implements Callable<Integer> {
      */
     static boolean moreJitWarmup(int done, int min, long compileNanos, long turnNanos) {
         if (done < min) return true;
-        if (done >= JIT_MAX_FACTOR * min) return false;
+        if (done >= (long) JIT_MAX_FACTOR * min) return false;   // long: --jit-warmup may be near Integer.MAX_VALUE
         return compileNanos * 100 >= JIT_QUIET_PERCENT * turnNanos;
     }
 

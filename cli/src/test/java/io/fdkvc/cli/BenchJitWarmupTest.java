@@ -33,5 +33,7 @@ class BenchJitWarmupTest {
         assertThat(BenchCommand.moreJitWarmup(16, 4, 50 * MS, 100 * MS)).as("turn 16 of at most 16").isFalse();
         assertThat(BenchCommand.moreJitWarmup(1, 1, 90 * MS, 100 * MS)).as("--jit-warmup 1: at most 4").isTrue();
         assertThat(BenchCommand.moreJitWarmup(4, 1, 90 * MS, 100 * MS)).isFalse();
+        // the cap in long arithmetic: four times a huge --jit-warmup does not wrap to a negative cap
+        assertThat(BenchCommand.moreJitWarmup(Integer.MAX_VALUE, Integer.MAX_VALUE, 50 * MS, 100 * MS)).isTrue();
     }
 }

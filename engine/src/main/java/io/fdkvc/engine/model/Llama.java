@@ -659,15 +659,16 @@ public final class Llama implements AutoCloseable {
             KvStream s = cache.stream(pLayer, kvh);
             // every token of the chunk is already in the stream; token t sees up to itself
             int count = s.size() - (pSpan - 1 - t);
+            float[] keys = cache.rotatedKeys(pLayer, kvh);
             rotateQuery(cache, s, b, t, h, count - 1, qr, worker);
             if (pBlock == 1 && (h + 1) % group != 0 && u + 1 < to) {
                 rotateQuery(cache, s, b, t, h + 1, count - 1, qr2, worker);
-                scoresPair(qr, qr2, cache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap, (u + 1) * scratchCap);
+                scoresPair(qr, qr2, keys, hd, count, att, u * scratchCap, (u + 1) * scratchCap);
                 scaleBiasMax(cache, s, u, count);
                 scaleBiasMax(cache, s, u + 1, count);
                 u += 2;
             } else {
-                scores(qr, cache.rotatedKeys(pLayer, kvh), hd, count, att, u * scratchCap);
+                scores(qr, keys, hd, count, att, u * scratchCap);
                 scaleBiasMax(cache, s, u, count);
                 u++;
             }
@@ -744,19 +745,23 @@ public final class Llama implements AutoCloseable {
             int count = s.size() - (pSpan - 1 - t);
             // the scores phase's unit of (b, h, t): its row of att, its max and its 1/sum
             int u = c * perConv + h * nb + tb, out = (b * pSpan + t) * qDim + h * hd;
-            float inv = 1f / expInPlace(att, u * scratchCap, count, unitMax[u], lanes[worker]);
-            unitInv[u] = inv;
             if (pairedValues && j + 1 < group && v + 1 < to) {
-                int u2 = u + nb;
-                float inv2 = 1f / expInPlace(att, u2 * scratchCap, count, unitMax[u2], lanes[worker]);
-                unitInv[u2] = inv2;
-                weightedValuesPair(att, u * scratchCap, u2 * scratchCap, count, inv, inv2, s.values(), hd, xb2, out);
+                int u2 = u + nb;   // head h + 1, same token
+                weightedValuesPair(att, u * scratchCap, u2 * scratchCap, count, softmax(u, count, worker),
+                        softmax(u2, count, worker), s.values(), hd, xb2, out);
                 v += 2;
             } else {
-                weightedValues(att, u * scratchCap, count, inv, s.values(), hd, xb2, out);
+                weightedValues(att, u * scratchCap, count, softmax(u, count, worker), s.values(), hd, xb2, out);
                 v++;
             }
         }
+    }
+
+    /** Unit u's row of scores becomes exp(z - max); returns 1/sum, which it also keeps in unitInv (the observe phase reads it). */
+    private float softmax(int u, int count, int worker) {
+        float inv = 1f / expInPlace(att, u * scratchCap, count, unitMax[u], lanes[worker]);
+        unitInv[u] = inv;
+        return inv;
     }
 
     /**

@@ -37,9 +37,10 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
     abstract float dot(int row, float[] xp, float[] xs);
 
     /**
-     * out[outOff + r] = {@link #dot(int, float[], float[])} for r in [from, to): written by each
-     * type (one line) so that its own kernel is inlined into the loop rather than called through
-     * a call site shared by all four types.
+     * out[outOff + r] = {@link #dot(int, float[], float[])} for r in [from, to), visited in
+     * {@code streamedRow}'s order (four weight streams): the same short loop written by each type
+     * so that its own kernel is inlined into it rather than called through a call site shared by
+     * all four types.
      */
     abstract void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff);
 

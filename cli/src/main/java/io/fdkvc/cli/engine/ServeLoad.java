@@ -32,9 +32,12 @@ import tools.jackson.databind.node.ObjectNode;
  * requests that resend the whole history, as OpenAI clients do), and reports requests/s,
  * generated tokens/s, time to first token, latency percentiles, per-turn latency, errors and the
  * server's resident memory over the turns. Bounded: C x T requests and a wall-clock cap; it only
- * ever talks to the server it started.
+ * ever talks to the server it started, or, with {@code --url}, to one already running on a
+ * loopback address (llama.cpp's {@code llama-server}, say: the same load against another
+ * OpenAI-compatible server, for a side-by-side).
  *
- * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]};
+ * <p>Usage: {@code ServeLoad JAR C T MAX_TOKENS MAX_SECONDS ((--model FILE | --synthetic NAME) [serve options...] | --url
+ * http://127.0.0.1:PORT [--pid PID])};
  * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 30:
  * with 10, one conversation on the SmolLM2 shape still ran 20% below its steady state);
  * {@code -DserveBench.message=TEXT} the user messages' text (the script's {@code SERVE_BENCH_WARMUP}
@@ -67,13 +70,21 @@ public final class ServeLoad {
 
     private static void bench(String[] args) throws Exception {
         if (args.length < 6) {
-            throw new InputException("usage: scripts/serve-bench C T MAX_TOKENS MAX_SECONDS (--model FILE | --synthetic NAME) [serve options...]");
+            throw new InputException("usage: scripts/serve-bench C T MAX_TOKENS MAX_SECONDS "
+                    + "((--model FILE | --synthetic NAME) [serve options...] | --url http://127.0.0.1:PORT [--pid PID])");
         }
         int warmup = count(System.getProperty("serveBench.warmup", "30"), "SERVE_BENCH_WARMUP", 0);
         Path jar = Path.of(args[0]);
         int c = positive(args[1], "C"), t = positive(args[2], "T"), maxTokens = positive(args[3], "MAX_TOKENS");
         long maxSeconds = positive(args[4], "MAX_SECONDS");
         List<String> serve = new ArrayList<>(Arrays.asList(args).subList(5, args.length));
+        if (serve.getFirst().equals("--url")) {
+            External server = External.parse(serve);
+            server.check();
+            if (warmup > 0) drive(server.base(), server.pid(), Math.min(c, 4), warmup, maxTokens, maxSeconds, WARMUP_PREFIX);
+            drive(server.base(), server.pid(), c, t, maxTokens, maxSeconds, MEASURED_PREFIX).print(c, t, maxTokens, String.join(" ", serve));
+            return;
+        }
         Path synthetic = null;
         int s = serve.indexOf("--synthetic");
         if (s >= 0) {
@@ -114,10 +125,10 @@ public final class ServeLoad {
             // paths, the batched decode too, so that the per-turn figures compare turns and not
             // the JIT), then their sessions are deleted
             if (warmup > 0) {
-                drive(base, server.pid(), Math.min(conversations, 4), warmup, maxTokens, maxSeconds);
+                drive(base, server.pid(), Math.min(conversations, 4), warmup, maxTokens, maxSeconds, WARMUP_PREFIX);
                 deleteAll(base);
             }
-            Result r = drive(base, server.pid(), conversations, turns, maxTokens, maxSeconds);
+            Result r = drive(base, server.pid(), conversations, turns, maxTokens, maxSeconds, MEASURED_PREFIX);
             r.print(conversations, turns, maxTokens, String.join(" ", serveArgs));
         } finally {
             server.destroy();
@@ -202,7 +213,56 @@ public final class ServeLoad {
         }
     }
 
-    static Result drive(String base, long pid, int conversations, int turns, int maxTokens, long maxSeconds) throws Exception {
+    /**
+     * A server that is already running, named by {@code --url} (loopback only: the load generator
+     * never reaches past this machine), and optionally its process id for the RSS column.
+     */
+    record External(String base, long pid) {
+        static External parse(List<String> args) {
+            if (args.size() != 2 && args.size() != 4) throw new InputException("--url takes a URL, then at most --pid PID");
+            URI uri;
+            try {
+                uri = new URI(args.get(1));
+            } catch (java.net.URISyntaxException e) {
+                throw new InputException("--url: not a URL: " + Untrusted.excerpt(args.get(1)));
+            }
+            String host = uri.getHost();
+            if (!"http".equals(uri.getScheme()) || host == null || uri.getPort() < 1) {
+                throw new InputException("--url must be http://HOST:PORT, got " + Untrusted.excerpt(args.get(1)));
+            }
+            if (!host.equals("127.0.0.1") && !host.equals("localhost") && !host.equals("[::1]")) {
+                throw new InputException("--url must name a loopback host (127.0.0.1, localhost or [::1]), got " + Untrusted.excerpt(host));
+            }
+            long pid = 0;
+            if (args.size() == 4) {
+                if (!args.get(2).equals("--pid")) throw new InputException("after --url URL only --pid PID is accepted, got " + Untrusted.excerpt(args.get(2)));
+                pid = Check.wholeNumber("--pid", args.get(3), 1, Integer.MAX_VALUE);
+            }
+            String path = uri.getPath() == null ? "" : uri.getPath().replaceAll("/+$", "");
+            if (path.endsWith("/v1")) path = path.substring(0, path.length() - 3);
+            return new External("http://" + host + ":" + uri.getPort() + path, pid);
+        }
+
+        /** Fails with a line naming the URL unless an OpenAI-compatible server answers {@code GET /v1/models} there. */
+        void check() throws InterruptedException {
+            HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+            String why;
+            try {
+                HttpResponse<Void> r = c.send(HttpRequest.newBuilder(URI.create(base + "/v1/models")).timeout(Duration.ofSeconds(30)).build(),
+                        HttpResponse.BodyHandlers.discarding());
+                if (r.statusCode() == 200) return;
+                why = "HTTP " + r.statusCode();
+            } catch (IOException e) {
+                why = e.getClass().getSimpleName();
+            }
+            throw new InputException("--url: no OpenAI-compatible server answers at " + base + " (GET /v1/models: " + why + ")");
+        }
+    }
+
+    /** How the measured conversations' user messages start, and the warm-up's (distinct, so that no server's prefix cache carries a warm-up turn into a measured one). */
+    static final String MEASURED_PREFIX = "Conversation", WARMUP_PREFIX = "Warm-up conversation";
+
+    static Result drive(String base, long pid, int conversations, int turns, int maxTokens, long maxSeconds, String prefix) throws Exception {
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
         long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
         int total = conversations * turns;
@@ -229,7 +289,7 @@ public final class ServeLoad {
                 body.putObject("stream_options").put("include_usage", true);
                 ArrayNode messages = body.putArray("messages");
                 for (int k = 0; k < turns && System.nanoTime() < deadline; k++) {
-                    messages.addObject().put("role", "user").put("content", "Conversation " + conv + ", turn " + k + ": " + USER_TEXT);
+                    messages.addObject().put("role", "user").put("content", prefix + " " + conv + ", turn " + k + ": " + USER_TEXT);
                     long start = System.nanoTime();
                     try {
                         HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
@@ -253,7 +313,9 @@ public final class ServeLoad {
                                 if (ev.has("usage")) {
                                     JsonNode u = ev.get("usage");
                                     tokens = u.get("completion_tokens").asLong();
-                                    fed = u.get("prompt_tokens").asLong() - u.get("prompt_tokens_details").get("cached_tokens").asLong();
+                                    // a server that does not report cached tokens counts as feeding the whole prompt
+                                    JsonNode cached = u.path("prompt_tokens_details").path("cached_tokens");
+                                    fed = u.get("prompt_tokens").asLong() - (cached.isNumber() ? cached.asLong() : 0);
                                 }
                             }
                         }
@@ -271,7 +333,7 @@ public final class ServeLoad {
                         messages.addObject().put("role", "assistant").put("content", reply.toString());
                     } catch (Exception e) {
                         errors.incrementAndGet();
-                        if (errorSamples.size() < 5) errorSamples.add(String.valueOf(e.getMessage()));
+                        if (errorSamples.size() < 5) errorSamples.add(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
                         return;
                     }
                     if (finishedTurn[k].incrementAndGet() == conversations) rssAtTurn[k] = rss(pid);

@@ -1,0 +1,64 @@
+package io.fdkvc.cli.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fdkvc.core.InputException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The load generator's {@code --url} mode: which servers it accepts, and a run against a live one. */
+class ServeLoadTest {
+    @Test
+    void aLoopbackUrlIsAcceptedWithOrWithoutItsApiPath() {
+        assertThat(ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:8080"))).isEqualTo(new ServeLoad.External("http://127.0.0.1:8080", 0));
+        assertThat(ServeLoad.External.parse(List.of("--url", "http://localhost:9/v1/", "--pid", "42")))
+                .isEqualTo(new ServeLoad.External("http://localhost:9", 42));
+        assertThat(ServeLoad.External.parse(List.of("--url", "http://[::1]:8081/v1")).base()).isEqualTo("http://[::1]:8081");
+    }
+
+    @Test
+    void anythingButALoopbackHttpUrlIsRefusedByName() {
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://10.0.0.1:8080")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--url must name a loopback host").hasMessageContaining("10.0.0.1");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "https://127.0.0.1:8080")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--url must be http://HOST:PORT");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--url must be http://HOST:PORT");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:8080 x")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--url: not a URL");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--url takes a URL");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:8080", "--pid", "-3")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--pid");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:8080", "--policy", "h2o")))
+                .isInstanceOf(InputException.class).hasMessageContaining("only --pid PID");
+    }
+
+    @Test
+    void aUrlWhereNoServerAnswersIsRefusedBeforeTheRun() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        ServeLoad.External nobody = ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:" + port));
+        assertThatThrownBy(nobody::check).isInstanceOf(InputException.class)
+                .hasMessage("--url: no OpenAI-compatible server answers at http://127.0.0.1:" + port + " (GET /v1/models: ConnectException)");
+    }
+
+    @Test
+    void drivesARunningServerAndSeesItsPrefixCache() throws Exception {
+        try (ServeCommandTest.Served s = ServeCommandTest.serve()) {
+            ServeLoad.External server = ServeLoad.External.parse(List.of("--url", s.baseUrl()));
+            server.check();
+            ServeLoad.Result r = ServeLoad.drive(server.base(), server.pid(), 2, 3, 8, 120, ServeLoad.MEASURED_PREFIX);
+            assertThat(r.errors()).as(String.join("; ", r.errorSamples())).isZero();
+            assertThat(r.requests()).isEqualTo(6);
+            assertThat(r.generated()).isPositive().isLessThanOrEqualTo(6 * 8);
+            // a later turn feeds only its new message: the server kept the history
+            assertThat(r.fedByTurn()[2]).isPositive().isLessThan(r.fedByTurn()[0] + r.fedByTurn()[1]);
+            assertThat(r.ttftNanos()).hasSize(6);
+            assertThat(java.util.Arrays.stream(r.ttftNanos()).min().orElseThrow()).isPositive();
+        }
+    }
+}

@@ -55,6 +55,9 @@ public final class ServeLoad {
     private ServeLoad() {}
 
     public static void main(String[] args) throws Exception {
+        // drop idle connections before a server does (llama-server's keep-alive lasts 5 s): a
+        // request sent on a connection the server has just closed fails with no bytes read
+        if (System.getProperty("jdk.httpclient.keepalive.timeout") == null) System.setProperty("jdk.httpclient.keepalive.timeout", "2");
         // bad input (arguments, SERVE_BENCH_* settings, a server that refuses its options): one
         // line and status 2, never a stack trace
         try {
@@ -259,6 +262,32 @@ public final class ServeLoad {
         }
     }
 
+    /** A streamed reply as its Server-Sent Events arrive: the text, and the usage the server reports. */
+    static final class StreamedReply {
+        final StringBuilder text = new StringBuilder();
+        long completionTokens, fed;
+
+        /**
+         * Takes one event's JSON; true when it carried reply text. OpenAI sends the usage in a last
+         * chunk with no choices (and {@code "usage": null} before it); ours puts it on the chunk
+         * with the finish reason: both are read. A server that does not report cached tokens
+         * counts as feeding the whole prompt.
+         */
+        boolean accept(JsonNode ev) throws IOException {
+            if (ev.has("error")) throw new IOException("stream error: " + Untrusted.excerpt(ev.get("error").toString()));
+            JsonNode usage = ev.path("usage");
+            if (usage.isObject()) {
+                completionTokens = usage.path("completion_tokens").asLong();
+                JsonNode cached = usage.path("prompt_tokens_details").path("cached_tokens");
+                fed = usage.path("prompt_tokens").asLong() - (cached.isNumber() ? cached.asLong() : 0);
+            }
+            JsonNode content = ev.path("choices").path(0).path("delta").path("content");
+            if (!content.isString() || content.asString().isEmpty()) return false;
+            text.append(content.asString());
+            return true;
+        }
+    }
+
     /** How the measured conversations' user messages start, and the warm-up's (distinct, so that no server's prefix cache carries a warm-up turn into a measured one). */
     static final String MEASURED_PREFIX = "Conversation", WARMUP_PREFIX = "Warm-up conversation";
 
@@ -297,28 +326,15 @@ public final class ServeLoad {
                                 .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build(),
                                 HttpResponse.BodyHandlers.ofInputStream());
                         if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));
-                        StringBuilder reply = new StringBuilder();
-                        long first = 0, tokens = 0, fed = 0;
+                        StreamedReply reply = new StreamedReply();
+                        long first = 0;
                         try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
                             for (String line; (line = in.readLine()) != null; ) {
                                 if (!line.startsWith("data: ") || line.equals("data: [DONE]")) continue;
-                                JsonNode ev = JSON.readTree(line.substring(6));
-                                if (ev.has("error")) throw new IOException("stream error: " + ev.get("error"));
-                                JsonNode ch = ev.get("choices").get(0);
-                                JsonNode content = ch.get("delta").get("content");
-                                if (content != null && !content.asString().isEmpty()) {
-                                    if (first == 0) first = System.nanoTime();
-                                    reply.append(content.asString());
-                                }
-                                if (ev.has("usage")) {
-                                    JsonNode u = ev.get("usage");
-                                    tokens = u.get("completion_tokens").asLong();
-                                    // a server that does not report cached tokens counts as feeding the whole prompt
-                                    JsonNode cached = u.path("prompt_tokens_details").path("cached_tokens");
-                                    fed = u.get("prompt_tokens").asLong() - (cached.isNumber() ? cached.asLong() : 0);
-                                }
+                                if (reply.accept(JSON.readTree(line.substring(6))) && first == 0) first = System.nanoTime();
                             }
                         }
+                        long tokens = reply.completionTokens, fed = reply.fed;
                         long end = System.nanoTime();
                         int i = done.getAndIncrement();
                         ttft[i] = (first == 0 ? end : first) - start;
@@ -330,7 +346,7 @@ public final class ServeLoad {
                         }
                         latencyAt[conv][k] = end - start;
                         generated.addAndGet(tokens);
-                        messages.addObject().put("role", "assistant").put("content", reply.toString());
+                        messages.addObject().put("role", "assistant").put("content", reply.text.toString());
                     } catch (Exception e) {
                         errors.incrementAndGet();
                         if (errorSamples.size() < 5) errorSamples.add(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());

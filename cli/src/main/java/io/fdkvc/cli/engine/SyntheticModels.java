@@ -170,7 +170,7 @@ public final class SyntheticModels {
     /**
      * The model as GGUF: seeded uniform weights of unit output variance (so activations stay in
      * range through all layers), unit norm weights, tied embeddings, and a placeholder SentencePiece
-     * vocabulary (it is for measuring, not for reading).
+     * vocabulary (it is for measuring, not for reading; llama.cpp's tools read it too).
      */
     public static void writeGguf(Model model, Path file) {
         Shape shape = model.shape;
@@ -193,9 +193,19 @@ public final class SyntheticModels {
         String[] tokens = new String[c.vocabSize()];
         float[] scores = new float[c.vocabSize()];
         int[] types = new int[c.vocabSize()];
+        int codePoint = FIRST_PLACEHOLDER;
         for (int i = 0; i < tokens.length; i++) {
-            tokens[i] = i == 0 ? "<unk>" : i == 1 ? "<s>" : i == 2 ? "</s>" : "t" + i;
-            types[i] = i == 0 ? 2 : i < 3 ? 3 : 1;
+            if (i < 3) {
+                tokens[i] = i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>";
+                types[i] = i == 0 ? 2 : 3;
+            } else if (i < 3 + 256) {
+                tokens[i] = String.format(java.util.Locale.ROOT, "<0x%02X>", i - 3);
+                types[i] = 6;
+            } else {
+                codePoint = nextPlaceholder(codePoint);
+                tokens[i] = Character.toString(codePoint++);
+                types[i] = 1;
+            }
             scores[i] = -i;
         }
         w.putString("tokenizer.ggml.model", "llama")
@@ -209,6 +219,22 @@ public final class SyntheticModels {
             else matrix(w, m.name, m.type, rnd, m.rows, m.cols);
         }
         w.write(file);
+    }
+
+    // The placeholder vocabulary: the control tokens, SentencePiece's 256 byte tokens (so that any
+    // text has a tokenisation, as llama.cpp requires: it looks up the newline's byte token), then
+    // one token per character from the CJK ideographs on. A token is a single character that no
+    // other token's text contains, so every engine detokenises a reply and tokenises it back into
+    // the same ids, which a server's prefix cache depends on when a client resends the history.
+    private static final int FIRST_PLACEHOLDER = 0x4E00;
+
+    /** {@code cp}, or the next code point after it that is a character: no surrogate, no noncharacter. */
+    static int nextPlaceholder(int cp) {
+        while (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE || cp >= 0xFDD0 && cp <= 0xFDEF || (cp & 0xFFFE) == 0xFFFE
+                || !Character.isDefined(cp)) {
+            cp++;
+        }
+        return cp;
     }
 
     /** A tensor of the model in file order: a matrix of {@code type}, or (type null) a norm vector of {@code cols}. */

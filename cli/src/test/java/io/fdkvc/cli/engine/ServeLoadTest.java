@@ -35,6 +35,34 @@ class ServeLoadTest {
                 .isInstanceOf(InputException.class).hasMessageContaining("only --pid PID");
     }
 
+    private static ServeLoad.StreamedReply read(String... events) throws Exception {
+        tools.jackson.databind.json.JsonMapper json = tools.jackson.databind.json.JsonMapper.builder().build();
+        ServeLoad.StreamedReply r = new ServeLoad.StreamedReply();
+        for (String e : events) r.accept(json.readTree(e));
+        return r;
+    }
+
+    @Test
+    void readsOpenAisUsageChunkAndOurs() throws Exception {
+        // OpenAI (and llama-server): "usage": null on each chunk, then a last chunk with no choices
+        ServeLoad.StreamedReply openAi = read(
+                "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}],\"usage\":null}",
+                "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}],\"usage\":null}",
+                "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"length\"}],\"usage\":null}",
+                "{\"choices\":[],\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":40,\"total_tokens\":42,"
+                        + "\"prompt_tokens_details\":{\"cached_tokens\":31}}}");
+        assertThat(openAi.text.toString()).isEqualTo("Hello");
+        assertThat(openAi.completionTokens).isEqualTo(2);
+        assertThat(openAi.fed).isEqualTo(9);
+        // ours: the usage rides on the chunk with the finish reason; a server without cached tokens fed it all
+        ServeLoad.StreamedReply ours = read("{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+                "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":1,\"prompt_tokens\":7}}");
+        assertThat(ours.text.toString()).isEqualTo("a");
+        assertThat(ours.completionTokens).isEqualTo(1);
+        assertThat(ours.fed).isEqualTo(7);
+        assertThatThrownBy(() -> read("{\"error\":{\"message\":\"boom\"}}")).isInstanceOf(java.io.IOException.class).hasMessageContaining("boom");
+    }
+
     @Test
     void aUrlWhereNoServerAnswersIsRefusedBeforeTheRun() throws Exception {
         int port;

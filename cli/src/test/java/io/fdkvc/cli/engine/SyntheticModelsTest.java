@@ -4,10 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.engine.model.GgufModelLoader;
+import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.tensor.GgmlType;
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
+import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The synthetic shapes' tensor types per preset, against what llama-quantize produces for the same shapes. */
 class SyntheticModelsTest {
@@ -47,6 +54,33 @@ class SyntheticModelsTest {
                 GgmlType.Q8_0, 181, GgmlType.Q6_K, 30, GgmlType.F32, 61));
         assertThat(SyntheticModels.Quant.of("Q4_K_M").fileType()).isEqualTo(15);
         assertThat(SyntheticModels.Quant.of("q5_0").fileType()).isEqualTo(8);
+    }
+
+    @Test
+    void theVocabularyRoundTripsRepliesAndSpellsAnyTextInBytes(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("smollm2.gguf");
+        SyntheticModels.writeGguf(SyntheticModels.model("smollm2-135m-q8", null), file);
+        try (LoadedModel m = GgufModelLoader.load(file)) {
+            String[] tokens = m.vocabulary().tokens();
+            assertThat(tokens).hasSize(49152);
+            assertThat(tokens[3]).isEqualTo("<0x00>");
+            assertThat(tokens[3 + 0x0A]).isEqualTo("<0x0A>");   // llama.cpp looks up the newline's byte token
+            assertThat(tokens[258]).isEqualTo("<0xFF>");
+            assertThat(tokens[259]).isEqualTo("\u4e00");
+            // each placeholder is one defined character, none a surrogate or a noncharacter, all distinct
+            assertThat(java.util.Arrays.stream(tokens, 259, tokens.length).allMatch(t -> t.codePointCount(0, t.length()) == 1
+                    && Character.isDefined(t.codePointAt(0)) && (t.codePointAt(0) & 0xFFFE) != 0xFFFE)).isTrue();
+            assertThat(java.util.Arrays.stream(tokens).distinct().count()).isEqualTo(tokens.length);
+            Tokenizer tok = Tokenizers.from(m.vocabulary());
+            // a generated reply, detokenised and tokenised again, is the same ids (a prefix cache depends on it)
+            SplittableRandom rnd = new SplittableRandom(7);
+            int[] reply = rnd.ints(64, 259, tokens.length).toArray();
+            assertThat(tok.encode(tok.decode(reply))).containsExactly(reply);
+            // plain text has no placeholder: its bytes
+            int[] text = tok.encode("go on.");
+            assertThat(java.util.Arrays.stream(text).allMatch(id -> id >= 3 && id < 259)).as(java.util.Arrays.toString(text)).isTrue();
+            assertThat(tok.decode(text)).contains("go on.");
+        }
     }
 
     @Test

@@ -55,9 +55,6 @@ public final class ServeLoad {
     private ServeLoad() {}
 
     public static void main(String[] args) throws Exception {
-        // drop idle connections before a server does (llama-server's keep-alive lasts 5 s): a
-        // request sent on a connection the server has just closed fails with no bytes read
-        if (System.getProperty("jdk.httpclient.keepalive.timeout") == null) System.setProperty("jdk.httpclient.keepalive.timeout", "2");
         // bad input (arguments, SERVE_BENCH_* settings, a server that refuses its options): one
         // line and status 2, never a stack trace
         try {
@@ -321,10 +318,18 @@ public final class ServeLoad {
                     messages.addObject().put("role", "user").put("content", prefix + " " + conv + ", turn " + k + ": " + USER_TEXT);
                     long start = System.nanoTime();
                     try {
-                        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
+                        HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
                                 .header("Content-Type", "application/json").timeout(Duration.ofSeconds(Math.max(1, maxSeconds)))
-                                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build(),
-                                HttpResponse.BodyHandlers.ofInputStream());
+                                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build();
+                        HttpResponse<InputStream> r;
+                        try {
+                            r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+                        } catch (IOException stale) {
+                            // a kept-alive connection that the server closed as the request went out
+                            // (llama-server's, now and then) fails before any response: sent again
+                            // once, on a fresh connection, as browsers and HTTP libraries do
+                            r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+                        }
                         if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));
                         StreamedReply reply = new StreamedReply();
                         long first = 0;

@@ -326,8 +326,8 @@ public final class ServeLoad {
                             r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
                         } catch (IOException stale) {
                             // a kept-alive connection that the server closed as the request went out
-                            // (llama-server's, now and then) fails before any response: sent again
-                            // once, on a fresh connection, as browsers and HTTP libraries do
+                            // (llama-server's, now and then) fails before any response; the JDK's
+                            // client resends some such requests itself, not all: sent again once
                             r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
                         }
                         if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));

@@ -193,7 +193,8 @@ public final class ServeLoad {
                 rss.append(String.format(Locale.ROOT, " t%d=%.0f", k, rssAtTurn[k - 1] / 1048576.0));
             }
             System.out.println(lat);
-            System.out.println(rss);
+            // a server named by --url without --pid: no process to read
+            System.out.println(Arrays.stream(rssAtTurn).allMatch(v -> v == 0) ? "server RSS: not measured (no process id)" : rss);
             StringBuilder fed = new StringBuilder("prompt tokens fed (not cached) per request, mean by turn:");
             for (int k : new int[] {1, 2, 5, 10, 20, 30, 40, 50}) {
                 if (k <= t) fed.append(String.format(Locale.ROOT, " t%d=%.1f", k, fedByTurn[k - 1]));

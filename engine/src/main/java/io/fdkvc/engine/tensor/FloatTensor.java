@@ -41,7 +41,8 @@ public abstract class FloatTensor {
      * <p>The batch is transposed once per call into tiles of NB batch rows laid out column by
      * column, so that one vector holds column k of NB batch rows; each weight is broadcast against
      * those vectors into an MR x NB block of accumulators held in registers, which needs no
-     * horizontal reduction. The loops are blocked for the caches: {@link #PANEL} weight rows are
+     * horizontal reduction. A tile is two vectors wide, four for larger batches with AVX-512
+     * ({@link #NB_WIDE}), one for a batch that fits one vector. The loops are blocked for the caches: {@link #PANEL} weight rows are
      * dequantised at a time into a scratch that stays in L2, and the columns are walked in blocks
      * of {@link #KB}, so that the block of the transposed batch (KB x NB floats per tile, 32 KiB at
      * 64 batch rows) stays in L1 while every row block of the panel runs over it; rows longer than
@@ -135,6 +136,19 @@ public abstract class FloatTensor {
         for (int c0 = k0; c0 < k1; c0 += KB) {
             int c1 = Math.min(k1, c0 + KB);
             for (int rb = 0; rb < blocks; rb++) {
+                if (nb == Simd.L) {
+                    // one tile of one vector: two row blocks per call, twelve FMA chains in flight
+                    // (six would wait on the FMA latency); an odd last block alone. With one tile,
+                    // consecutive row blocks are consecutive in acc and in w.
+                    int xo = k0 * nb;
+                    if (rb + 1 < blocks) {
+                        kernelNarrow2(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, ao + rb * MR * nb);
+                        rb++;
+                    } else {
+                        kernelNarrow(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, ao + rb * MR * nb);
+                    }
+                    continue;
+                }
                 for (int t = 0; t < tiles; t++) {
                     // w holds column k at k - k0; xt's tile t holds it at (t*n + k)*nb
                     int a = ao + (rb * tiles + t) * MR * nb, xo = (t * n + k0) * nb;
@@ -181,7 +195,10 @@ public abstract class FloatTensor {
             // accumulators (AVX-512's 32) and the batch fills more than two vectors: per column,
             // 4 loads and 6 broadcasts feed 24 FMAs instead of 2 and 6 feeding 12
             wide = WIDE && batch > NB;
-            nb = wide ? NB_WIDE : NB;
+            // a batch that fits one vector (9-16 rows with AVX-512: a decode step of up to 16
+            // conversations, a short prefill chunk) in tiles of one vector: in tiles of two, half
+            // of every FMA multiplied padding
+            nb = wide ? NB_WIDE : batch <= Simd.L ? Simd.L : NB;
             tiles = (batch + nb - 1) / nb;
             if (xt.length < tiles * cols * nb) xt = new float[tiles * cols * nb];
             for (int j = 0; j < nb; j++) index[j] = j * xStride;
@@ -332,6 +349,57 @@ public abstract class FloatTensor {
         c30.intoArray(acc, ao + 3 * NB); c31.intoArray(acc, ao + 3 * NB + L);
         c40.intoArray(acc, ao + 4 * NB); c41.intoArray(acc, ao + 4 * NB + L);
         c50.intoArray(acc, ao + 5 * NB); c51.intoArray(acc, ao + 5 * NB + L);
+    }
+
+    /** {@link #kernel} with one vector of batch rows (nb = L): six accumulators. */
+    private static void kernelNarrow(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+        VectorSpecies<Float> F = Simd.F;
+        int L = Simd.L;
+        FloatVector c0 = FloatVector.fromArray(F, acc, ao), c1 = FloatVector.fromArray(F, acc, ao + L), c2 = FloatVector.fromArray(F, acc, ao + 2 * L);
+        FloatVector c3 = FloatVector.fromArray(F, acc, ao + 3 * L), c4 = FloatVector.fromArray(F, acc, ao + 4 * L), c5 = FloatVector.fromArray(F, acc, ao + 5 * L);
+        int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
+        for (int k = k0; k < k1; k++) {
+            FloatVector v = FloatVector.fromArray(F, xt, xo + k * L);
+            c0 = v.fma(FloatVector.broadcast(F, w[w0 + k]), c0);
+            c1 = v.fma(FloatVector.broadcast(F, w[w1 + k]), c1);
+            c2 = v.fma(FloatVector.broadcast(F, w[w2 + k]), c2);
+            c3 = v.fma(FloatVector.broadcast(F, w[w3 + k]), c3);
+            c4 = v.fma(FloatVector.broadcast(F, w[w4 + k]), c4);
+            c5 = v.fma(FloatVector.broadcast(F, w[w5 + k]), c5);
+        }
+        c0.intoArray(acc, ao); c1.intoArray(acc, ao + L); c2.intoArray(acc, ao + 2 * L);
+        c3.intoArray(acc, ao + 3 * L); c4.intoArray(acc, ao + 4 * L); c5.intoArray(acc, ao + 5 * L);
+    }
+
+    /** {@link #kernelNarrow} over two row blocks (12 weight rows, consecutive in w and in acc): twelve accumulators. */
+    private static void kernelNarrow2(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+        VectorSpecies<Float> F = Simd.F;
+        int L = Simd.L;
+        FloatVector c0 = FloatVector.fromArray(F, acc, ao), c1 = FloatVector.fromArray(F, acc, ao + L), c2 = FloatVector.fromArray(F, acc, ao + 2 * L);
+        FloatVector c3 = FloatVector.fromArray(F, acc, ao + 3 * L), c4 = FloatVector.fromArray(F, acc, ao + 4 * L), c5 = FloatVector.fromArray(F, acc, ao + 5 * L);
+        FloatVector c6 = FloatVector.fromArray(F, acc, ao + 6 * L), c7 = FloatVector.fromArray(F, acc, ao + 7 * L), c8 = FloatVector.fromArray(F, acc, ao + 8 * L);
+        FloatVector c9 = FloatVector.fromArray(F, acc, ao + 9 * L), c10 = FloatVector.fromArray(F, acc, ao + 10 * L), c11 = FloatVector.fromArray(F, acc, ao + 11 * L);
+        int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
+        int w6 = w5 + n, w7 = w6 + n, w8 = w7 + n, w9 = w8 + n, w10 = w9 + n, w11 = w10 + n;
+        for (int k = k0; k < k1; k++) {
+            FloatVector v = FloatVector.fromArray(F, xt, xo + k * L);
+            c0 = v.fma(FloatVector.broadcast(F, w[w0 + k]), c0);
+            c1 = v.fma(FloatVector.broadcast(F, w[w1 + k]), c1);
+            c2 = v.fma(FloatVector.broadcast(F, w[w2 + k]), c2);
+            c3 = v.fma(FloatVector.broadcast(F, w[w3 + k]), c3);
+            c4 = v.fma(FloatVector.broadcast(F, w[w4 + k]), c4);
+            c5 = v.fma(FloatVector.broadcast(F, w[w5 + k]), c5);
+            c6 = v.fma(FloatVector.broadcast(F, w[w6 + k]), c6);
+            c7 = v.fma(FloatVector.broadcast(F, w[w7 + k]), c7);
+            c8 = v.fma(FloatVector.broadcast(F, w[w8 + k]), c8);
+            c9 = v.fma(FloatVector.broadcast(F, w[w9 + k]), c9);
+            c10 = v.fma(FloatVector.broadcast(F, w[w10 + k]), c10);
+            c11 = v.fma(FloatVector.broadcast(F, w[w11 + k]), c11);
+        }
+        c0.intoArray(acc, ao); c1.intoArray(acc, ao + L); c2.intoArray(acc, ao + 2 * L);
+        c3.intoArray(acc, ao + 3 * L); c4.intoArray(acc, ao + 4 * L); c5.intoArray(acc, ao + 5 * L);
+        c6.intoArray(acc, ao + 6 * L); c7.intoArray(acc, ao + 7 * L); c8.intoArray(acc, ao + 8 * L);
+        c9.intoArray(acc, ao + 9 * L); c10.intoArray(acc, ao + 10 * L); c11.intoArray(acc, ao + 11 * L);
     }
 
     /** {@link #kernel} with four vectors of batch rows (NB_WIDE): 24 accumulators in registers. */

@@ -33,10 +33,27 @@ class MatmulTilingTest {
         check(batch, FloatTensor.SPAN * 2 + 512, GgmlType.values());
     }
 
+    /**
+     * A batch that fits one vector takes one-vector tiles, two row blocks per kernel call: a panel
+     * with an odd number of row blocks ends with one alone. Over the rows in range (all but the
+     * first five and the last): 107 rows are panels of 8, 8 and 2 blocks; 49 rows 8 blocks and one
+     * of a single row; 66 rows 8 blocks and 3 full ones.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {9, 12, 16})
+    void oneVectorTilesInPairsOfRowBlocksAndAlone(int batch) {
+        for (int rows : new int[] {FloatTensor.PANEL * 2 + 17, FloatTensor.PANEL + 7, FloatTensor.PANEL + 24}) {
+            check(batch, FloatTensor.KB * 2 + 64, rows, GgmlType.F32, GgmlType.Q8_0);
+        }
+    }
+
     private static void check(int batch, int cols, GgmlType... types) {
+        check(batch, cols, FloatTensor.PANEL * 2 + 17, types);
+    }
+
+    private static void check(int batch, int cols, int rows, GgmlType... types) {
         for (GgmlType type : types) {
             Random r = new Random(batch * 7L + type.ordinal());
-            int rows = FloatTensor.PANEL * 2 + 17;
             float[] wf = new float[rows * cols];
             for (int i = 0; i < wf.length; i++) wf[i] = (float) r.nextGaussian();
             FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, wf)), rows, cols);

@@ -106,7 +106,10 @@ public abstract class FloatTensor {
      */
     private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
         int n = cols(), nb = x.nb, tiles = x.tiles;
-        int panel = Math.min(PANEL, (rowTo - rowFrom + MR - 1) / MR * MR), perPanel = panel / MR * tiles * MR * nb;
+        // one-vector tiles take two row blocks per kernel call (kernels()): their panels
+        // hold an even number of blocks, the last one zero rows where the rows run out
+        int unit = nb == Simd.L ? 2 * MR : MR;
+        int panel = Math.min(PANEL, (rowTo - rowFrom + unit - 1) / unit * unit), perPanel = panel / MR * tiles * MR * nb;
         boolean spans = n > SPAN;
         int width = spans ? SPAN : n, panels = spans ? (rowTo - rowFrom + panel - 1) / panel : 1;
         Scratch sc = SCRATCH.get().ensure(panel * width, panels * perPanel);
@@ -114,7 +117,7 @@ public abstract class FloatTensor {
         for (int k0 = 0; k0 < n; k0 += width) {
             int k1 = Math.min(n, k0 + width), span = k1 - k0;
             for (int r = rowFrom, pi = 0; r < rowTo; r += panel, pi++) {
-                int rows = Math.min(panel, rowTo - r), blocks = (rows + MR - 1) / MR, ao = spans ? pi * perPanel : 0;
+                int rows = Math.min(panel, rowTo - r), blocks = (rows + unit - 1) / unit * (unit / MR), ao = spans ? pi * perPanel : 0;
                 for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, j * span);
                 // zero rows pad the last row block; their sums are never written out
                 java.util.Arrays.fill(w, rows * span, blocks * MR * span, 0f);
@@ -137,16 +140,11 @@ public abstract class FloatTensor {
             int c1 = Math.min(k1, c0 + KB);
             for (int rb = 0; rb < blocks; rb++) {
                 if (nb == Simd.L) {
-                    // one tile of one vector: two row blocks per call, twelve FMA chains in flight
-                    // (six would wait on the FMA latency); an odd last block alone. With one tile,
+                    // one tile of one vector: two row blocks per call (blocks is even here), twelve
+                    // FMA chains in flight where six would wait on the FMA latency. With one tile,
                     // consecutive row blocks are consecutive in acc and in w.
-                    int xo = k0 * nb;
-                    if (rb + 1 < blocks) {
-                        kernelNarrow2(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, ao + rb * MR * nb);
-                        rb++;
-                    } else {
-                        kernelNarrow(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, ao + rb * MR * nb);
-                    }
+                    kernelNarrow(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, k0 * nb, acc, ao + rb * MR * nb);
+                    rb++;
                     continue;
                 }
                 for (int t = 0; t < tiles; t++) {
@@ -351,28 +349,11 @@ public abstract class FloatTensor {
         c50.intoArray(acc, ao + 5 * NB); c51.intoArray(acc, ao + 5 * NB + L);
     }
 
-    /** {@link #kernel} with one vector of batch rows (nb = L): six accumulators. */
+    /**
+     * {@link #kernel} with one vector of batch rows (nb = L) over two row blocks: 12 weight rows,
+     * consecutive in w and in acc, twelve accumulators.
+     */
     private static void kernelNarrow(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
-        VectorSpecies<Float> F = Simd.F;
-        int L = Simd.L;
-        FloatVector c0 = FloatVector.fromArray(F, acc, ao), c1 = FloatVector.fromArray(F, acc, ao + L), c2 = FloatVector.fromArray(F, acc, ao + 2 * L);
-        FloatVector c3 = FloatVector.fromArray(F, acc, ao + 3 * L), c4 = FloatVector.fromArray(F, acc, ao + 4 * L), c5 = FloatVector.fromArray(F, acc, ao + 5 * L);
-        int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
-        for (int k = k0; k < k1; k++) {
-            FloatVector v = FloatVector.fromArray(F, xt, xo + k * L);
-            c0 = v.fma(FloatVector.broadcast(F, w[w0 + k]), c0);
-            c1 = v.fma(FloatVector.broadcast(F, w[w1 + k]), c1);
-            c2 = v.fma(FloatVector.broadcast(F, w[w2 + k]), c2);
-            c3 = v.fma(FloatVector.broadcast(F, w[w3 + k]), c3);
-            c4 = v.fma(FloatVector.broadcast(F, w[w4 + k]), c4);
-            c5 = v.fma(FloatVector.broadcast(F, w[w5 + k]), c5);
-        }
-        c0.intoArray(acc, ao); c1.intoArray(acc, ao + L); c2.intoArray(acc, ao + 2 * L);
-        c3.intoArray(acc, ao + 3 * L); c4.intoArray(acc, ao + 4 * L); c5.intoArray(acc, ao + 5 * L);
-    }
-
-    /** {@link #kernelNarrow} over two row blocks (12 weight rows, consecutive in w and in acc): twelve accumulators. */
-    private static void kernelNarrow2(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
         VectorSpecies<Float> F = Simd.F;
         int L = Simd.L;
         FloatVector c0 = FloatVector.fromArray(F, acc, ao), c1 = FloatVector.fromArray(F, acc, ao + L), c2 = FloatVector.fromArray(F, acc, ao + 2 * L);

@@ -35,13 +35,13 @@ class MatmulTilingTest {
 
     /**
      * A batch that fits one vector takes one-vector tiles, two row blocks per kernel call: a panel
-     * with an odd number of row blocks ends with one alone. Over the rows in range (all but the
-     * first five and the last): 107 rows are panels of 8, 8 and 2 blocks; 49 rows 8 blocks and one
-     * of a single row; 66 rows 8 blocks and 3 full ones.
+     * whose rows fill an odd number of row blocks gets a block of zero rows. Over the rows in range
+     * (all but the first five and the last): 107 rows are panels of 8, 8 and 2 blocks; 49 rows 8
+     * blocks and one of a single row (padded to two); 66 rows 8 blocks and 3 full ones (padded to 4).
      */
     @ParameterizedTest
     @ValueSource(ints = {9, 12, 16})
-    void oneVectorTilesInPairsOfRowBlocksAndAlone(int batch) {
+    void oneVectorTilesInPairsOfRowBlocks(int batch) {
         for (int rows : new int[] {FloatTensor.PANEL * 2 + 17, FloatTensor.PANEL + 7, FloatTensor.PANEL + 24}) {
             check(batch, FloatTensor.KB * 2 + 64, rows, GgmlType.F32, GgmlType.Q8_0);
         }

@@ -223,15 +223,18 @@ public final class SyntheticModels {
 
     // The placeholder vocabulary: the control tokens, SentencePiece's 256 byte tokens (so that any
     // text has a tokenisation, as llama.cpp requires: it looks up the newline's byte token), then
-    // one token per character from the CJK ideographs on. A token is a single character that no
+    // one token per code point from the CJK ideographs on. A token is a single code point that no
     // other token's text contains, so every engine detokenises a reply and tokenises it back into
     // the same ids, which a server's prefix cache depends on when a client resends the history.
     private static final int FIRST_PLACEHOLDER = 0x4E00;
 
-    /** {@code cp}, or the next code point after it that is a character: no surrogate, no noncharacter. */
+    /**
+     * {@code cp}, or the next code point after it that UTF-8 can carry in text: no surrogate, no
+     * noncharacter. Unassigned code points are kept, so that the file does not depend on the JDK's
+     * Unicode version.
+     */
     static int nextPlaceholder(int cp) {
-        while (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE || cp >= 0xFDD0 && cp <= 0xFDEF || (cp & 0xFFFE) == 0xFFFE
-                || !Character.isDefined(cp)) {
+        while (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE || cp >= 0xFDD0 && cp <= 0xFDEF || (cp & 0xFFFE) == 0xFFFE) {
             cp++;
         }
         return cp;

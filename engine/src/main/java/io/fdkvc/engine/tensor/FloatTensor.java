@@ -42,8 +42,8 @@ public abstract class FloatTensor {
      * column, so that one vector holds column k of NB batch rows; each weight is broadcast against
      * those vectors into an MR x NB block of accumulators held in registers, which needs no
      * horizontal reduction. A tile is two vectors wide, four for larger batches with AVX-512
-     * ({@link #NB_WIDE}), one for a batch that fits one vector. The loops are blocked for the caches: {@link #PANEL} weight rows are
-     * dequantised at a time into a scratch that stays in L2, and the columns are walked in blocks
+     * ({@link #NB_WIDE}), one for a batch that fits one vector. The loops are blocked for the
+     * caches: {@link #PANEL} weight rows are dequantised at a time into a scratch that stays in L2, and the columns are walked in blocks
      * of {@link #KB}, so that the block of the transposed batch (KB x NB floats per tile, 32 KiB at
      * 64 batch rows) stays in L1 while every row block of the panel runs over it; rows longer than
      * {@link #SPAN} go through the panels one span of columns at a time, so that the span's part of

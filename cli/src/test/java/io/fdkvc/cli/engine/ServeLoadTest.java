@@ -121,8 +121,8 @@ class ServeLoadTest {
     /**
      * The run survives a kept-alive connection that the server closes unanswered. In this form
      * (the close comes as the request arrives) the JDK's client resends the request itself; the
-     * load generator's own resend covers the closes it does not (with llama-server, 3 of 3 runs
-     * lost a conversation to "header parser received no bytes" before it, 0 of 4 after).
+     * load generator's own resend covers the closes it does not (with llama-server, 4 of 5 runs
+     * lost a conversation to "header parser received no bytes" before it, 0 of 8 after).
      */
     @Test
     void aRequestThatAConnectionDropsBeforeAnyResponseIsSentOnceMore() throws Exception {

@@ -108,7 +108,7 @@ public abstract class FloatTensor {
         int n = cols(), nb = x.nb, tiles = x.tiles;
         // one-vector tiles take two row blocks per kernel call (kernels()): their panels
         // hold an even number of blocks, the last one zero rows where the rows run out
-        int unit = nb == Simd.L ? 2 * MR : MR;
+        int unit = x.narrow() ? 2 * MR : MR;
         int panel = Math.min(PANEL, (rowTo - rowFrom + unit - 1) / unit * unit), perPanel = panel / MR * tiles * MR * nb;
         boolean spans = n > SPAN;
         int width = spans ? SPAN : n, panels = spans ? (rowTo - rowFrom + panel - 1) / panel : 1;
@@ -138,15 +138,16 @@ public abstract class FloatTensor {
         float[] xt = x.xt;
         for (int c0 = k0; c0 < k1; c0 += KB) {
             int c1 = Math.min(k1, c0 + KB);
-            for (int rb = 0; rb < blocks; rb++) {
-                if (nb == Simd.L) {
-                    // one tile of one vector: two row blocks per call (blocks is even here), twelve
-                    // FMA chains in flight where six would wait on the FMA latency. With one tile,
-                    // consecutive row blocks are consecutive in acc and in w.
+            if (x.narrow()) {
+                // one tile of one vector: two row blocks per call (blocks is even here), twelve
+                // FMA chains in flight where six would wait on the FMA latency. With one tile,
+                // consecutive row blocks are consecutive in acc and in w.
+                for (int rb = 0; rb < blocks; rb += 2) {
                     kernelNarrow(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, k0 * nb, acc, ao + rb * MR * nb);
-                    rb++;
-                    continue;
                 }
+                continue;
+            }
+            for (int rb = 0; rb < blocks; rb++) {
                 for (int t = 0; t < tiles; t++) {
                     // w holds column k at k - k0; xt's tile t holds it at (t*n + k)*nb
                     int a = ao + (rb * tiles + t) * MR * nb, xo = (t * n + k0) * nb;
@@ -185,6 +186,11 @@ public abstract class FloatTensor {
         private float[] src;
         private int srcOff, stride, batch, cols, nb, tiles;
         private boolean wide;
+
+        /** Whether the tiles are one vector wide (a batch that fits one vector). */
+        boolean narrow() {
+            return nb == Simd.L;
+        }
 
         /** Takes rows x[xOff + b * xStride ..] of {@code cols} floats, b < batch; copies nothing yet. */
         public void reset(float[] x, int xOff, int xStride, int batch, int cols) {

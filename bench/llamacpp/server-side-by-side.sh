@@ -14,9 +14,12 @@
 #            'plain' template, which fdkvc picks for a vocabulary without one, in Jinja)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+[ $# -eq 4 ] || { echo "usage: bench/llamacpp/server-side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS MODEL.gguf" >&2; exit 2; }
 ls=$1/bin/llama-server out=$2 rounds=$3 model=$4
 T=${T:-20} MAX_TOKENS=${MAX_TOKENS:-64} LLAMA_ARGS=${LLAMA_ARGS:--fa off}
 port=${PORT:-8090}
+[ -x "$ls" ] || { echo "server-side-by-side: no llama-server at $ls (see bench/llamacpp/README.md)" >&2; exit 2; }
+[ -f "$model" ] || { echo "server-side-by-side: no model file $model" >&2; exit 2; }
 mkdir -p "$out"
 for r in $(seq 1 "$rounds"); do
   for c in 1 4; do
@@ -25,10 +28,11 @@ for r in $(seq 1 "$rounds"); do
         --chat-template-file "$here/plain.jinja" > "$out/llama-server-$r-$c.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 1; done
+    # a llama-server that did not start: its log says why, and serve-bench refuses the URL
     # llama.cpp has no JIT: a few warm-up turns fault the weights in
     SERVE_BENCH_WARMUP=4 SERVE_BENCH_MESSAGE='go on.' "$here/../../scripts/serve-bench" "$c" "$T" "$MAX_TOKENS" 900 \
         --url "http://127.0.0.1:$port" --pid "$pid" > "$out/llama-$r-$c.txt" 2>&1 || true
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
     echo "$r C=$c llama.cpp $(date -u +%H:%M:%S) $(grep generated "$out/llama-$r-$c.txt")" | tee -a "$out/runs.txt"
     SERVE_BENCH_WARMUP=30 SERVE_BENCH_MESSAGE='go on.' "$here/../../scripts/serve-bench" "$c" "$T" "$MAX_TOKENS" 900 \
         --model "$model" --policy fdkvc --budget 256 --max-turn-tokens 64 --threads 2 > "$out/fdkvc-$r-$c.txt" 2>&1 || true

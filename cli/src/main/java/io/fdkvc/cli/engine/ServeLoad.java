@@ -137,12 +137,13 @@ public final class ServeLoad {
     }
 
     private static void deleteAll(String base) throws Exception {
-        HttpClient c = HttpClient.newHttpClient();
-        JsonNode list = JSON.readTree(c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions")).build(),
-                HttpResponse.BodyHandlers.ofString()).body());
-        for (JsonNode e : list.get("data")) {
-            c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/" + e.get("id").asString())).DELETE().build(),
-                    HttpResponse.BodyHandlers.discarding());
+        try (HttpClient c = HttpClient.newHttpClient()) {
+            JsonNode list = JSON.readTree(c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body());
+            for (JsonNode e : list.get("data")) {
+                c.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/" + e.get("id").asString())).DELETE().build(),
+                        HttpResponse.BodyHandlers.discarding());
+            }
         }
     }
 
@@ -227,8 +228,8 @@ public final class ServeLoad {
             } catch (java.net.URISyntaxException e) {
                 throw new InputException("--url: not a URL: " + Untrusted.excerpt(args.get(1)));
             }
-            String host = uri.getHost();
-            if (!"http".equals(uri.getScheme()) || host == null || uri.getPort() < 1) {
+            String host = uri.getHost() == null ? null : uri.getHost().toLowerCase(java.util.Locale.ROOT);
+            if (!"http".equals(uri.getScheme()) || host == null || uri.getPort() < 1 || uri.getPort() > 65535) {
                 throw new InputException("--url must be http://HOST:PORT, got " + Untrusted.excerpt(args.get(1)));
             }
             if (!host.equals("127.0.0.1") && !host.equals("localhost") && !host.equals("[::1]")) {
@@ -246,9 +247,8 @@ public final class ServeLoad {
 
         /** Fails with a line naming the URL unless an OpenAI-compatible server answers {@code GET /v1/models} there. */
         void check() throws InterruptedException {
-            HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
             String why;
-            try {
+            try (HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()) {
                 HttpResponse<Void> r = c.send(HttpRequest.newBuilder(URI.create(base + "/v1/models")).timeout(Duration.ofSeconds(30)).build(),
                         HttpResponse.BodyHandlers.discarding());
                 if (r.statusCode() == 200) return;
@@ -328,7 +328,9 @@ public final class ServeLoad {
                         } catch (IOException stale) {
                             // a kept-alive connection that the server closed as the request went out
                             // (llama-server's, now and then) fails before any response; the JDK's
-                            // client resends some such requests itself, not all: sent again once
+                            // client resends some such requests itself, not all: sent again once. Not
+                            // a request that timed out, nor past the deadline: the run stays bounded.
+                            if (stale instanceof java.net.http.HttpTimeoutException || System.nanoTime() >= deadline) throw stale;
                             r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
                         }
                         if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));
@@ -363,6 +365,7 @@ public final class ServeLoad {
             }));
         }
         for (Thread th : threads) th.join();
+        client.close();
         double seconds = (System.nanoTime() - t0) / 1e9;
         int n = done.get();
         double[] meanByTurn = new double[turns];

@@ -15,6 +15,7 @@ class ServeLoadTest {
         assertThat(ServeLoad.External.parse(List.of("--url", "http://localhost:9/v1/", "--pid", "42")))
                 .isEqualTo(new ServeLoad.External("http://localhost:9", 42));
         assertThat(ServeLoad.External.parse(List.of("--url", "http://[::1]:8081/v1")).base()).isEqualTo("http://[::1]:8081");
+        assertThat(ServeLoad.External.parse(List.of("--url", "http://LocalHost:65535")).base()).isEqualTo("http://localhost:65535");
     }
 
     @Test
@@ -24,6 +25,8 @@ class ServeLoadTest {
         assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "https://127.0.0.1:8080")))
                 .isInstanceOf(InputException.class).hasMessageContaining("--url must be http://HOST:PORT");
         assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1")))
+                .isInstanceOf(InputException.class).hasMessageContaining("--url must be http://HOST:PORT");
+        assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:99999")))
                 .isInstanceOf(InputException.class).hasMessageContaining("--url must be http://HOST:PORT");
         assertThatThrownBy(() -> ServeLoad.External.parse(List.of("--url", "http://127.0.0.1:8080 x")))
                 .isInstanceOf(InputException.class).hasMessageContaining("--url: not a URL");
@@ -130,6 +133,30 @@ class ServeLoadTest {
             ServeLoad.Result r = ServeLoad.drive("http://127.0.0.1:" + proxy.getLocalPort(), 0, 1, 3, 4, 120, ServeLoad.MEASURED_PREFIX);
             assertThat(r.errors()).as(String.join("; ", r.errorSamples())).isZero();
             assertThat(r.requests()).isEqualTo(3);
+        }
+    }
+
+    /** A request that times out is an error, not sent again: the run stays within MAX_SECONDS. */
+    @Test
+    void aRequestThatTimesOutIsNotSentAgain() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+        List<java.net.Socket> held = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        held.add(silent.accept());   // read nothing, answer nothing
+                        accepted.incrementAndGet();
+                    }
+                } catch (java.io.IOException closed) {
+                    // the test is over
+                }
+            });
+            ServeLoad.Result r = ServeLoad.drive("http://127.0.0.1:" + silent.getLocalPort(), 0, 1, 1, 4, 1, ServeLoad.MEASURED_PREFIX);
+            assertThat(r.errors()).isEqualTo(1);
+            assertThat(accepted.get()).isEqualTo(1);
+        } finally {
+            for (java.net.Socket h : held) h.close();
         }
     }
 

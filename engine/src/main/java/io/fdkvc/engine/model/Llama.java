@@ -313,6 +313,23 @@ public final class Llama implements AutoCloseable {
         return logits;
     }
 
+    /**
+     * As {@link #forward}, but returns the logits of every token of the chunk: row {@code t} (the
+     * prediction of the token after {@code tokens[off + t]}) at {@code t * vocab}, valid until the
+     * next call. The classifier runs as one matrix product over the chunk's rows, so the last row
+     * may differ in its last bits from {@link #forward}'s single-row logits; two caches fed the same
+     * chunks through this method see the same arithmetic.
+     */
+    public float[] forwardEveryPosition(KvCache cache, int[] tokens, int off, int n) {
+        forward(cache, tokens, off, n, false);
+        for (int t = 0; t < n; t++) rmsnorm(xb, t * dim, x, t * dim, w.outputNorm(), dim, c.normEps());
+        if (batchLogits.length < n * vocab) batchLogits = new float[n * vocab];
+        pBatch = n;
+        shareBatch(xb, dim, n);
+        parallelRows(vocab, batchClassifierPhase, (long) vocab * dim * n);
+        return batchLogits;
+    }
+
     // ---- one decode step for several conversations (continuous batching) ----------------------
 
     private float[] batchLogits = new float[0];

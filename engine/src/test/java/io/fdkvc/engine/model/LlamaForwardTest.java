@@ -115,6 +115,32 @@ class LlamaForwardTest {
         return logits;
     }
 
+    /**
+     * {@link Llama#forwardEveryPosition}: each row of a chunk's logits is the prediction after that
+     * row's token, as the naive reference computes it one token at a time, chunk after chunk.
+     */
+    @ParameterizedTest(name = "{0} batch {1} threads {2} positions {3}")
+    @CsvSource({"llama, 8, 1, cache", "qwen2, 13, 2, original", "llama, 40, 2, original"})
+    void everyPositionOfAChunkHasItsLogits(String arch, int batch, int threads, String positions) {
+        LlamaConfig c = config(arch, 64, 4, 2, 96, "none");
+        LlamaWeights w = NaiveLlama.randomWeights(c, 5, arch.equals("qwen2"));
+        NaiveLlama ref = new NaiveLlama(c, w);
+        int[] tokens = randomTokens(40, c.vocabSize(), 9);
+        int vocab = c.vocabSize();
+        try (Llama llama = new Llama(c, w, batch, threads)) {
+            KvCache cache = llama.newCache(PolicyRegistry.spec("full", 8), 64, PositionMode.parse(positions));
+            for (int off = 0; off < tokens.length; off += batch) {
+                int n = Math.min(batch, tokens.length - off);
+                float[] rows = llama.forwardEveryPosition(cache, tokens, off, n);
+                for (int t = 0; t < n; t++) {
+                    double[] want = ref.next(tokens[off + t]);
+                    float[] got = java.util.Arrays.copyOfRange(rows, t * vocab, (t + 1) * vocab);
+                    assertThat(maxRelativeError(got, want)).as("token %d", off + t).isLessThan(2e-5);
+                }
+            }
+        }
+    }
+
     @Test
     void refusesWeightsOfTheWrongShape() {
         LlamaConfig c = config("llama", 64, 8, 4, 96, "none");

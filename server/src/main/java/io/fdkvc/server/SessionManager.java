@@ -1,8 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.engine.chat.Conversation;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Role;
+import io.fdkvc.engine.template.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Role;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

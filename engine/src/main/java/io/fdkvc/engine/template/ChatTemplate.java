@@ -1,4 +1,7 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
+
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Vocabulary;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.param.ParameterException;

@@ -1,4 +1,4 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
 
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
@@ -22,10 +22,10 @@ import java.util.Map;
  * The Jinja environment Hugging Face renders chat templates in, rebuilt on Jinjava:
  * {@code trim_blocks} and {@code lstrip_blocks} on, no trailing newline kept, the loop controls
  * {@code break}/{@code continue}, the globals {@code raise_exception} and {@code strftime_now},
- * the {@code tojson} filter as Python's {@code json.dumps} writes it ({@link PyJson}), the Python
- * string methods templates call ({@link PyMethods}: {@code .strip()}, {@code .split()},
+ * the {@code tojson} filter as Python's {@code json.dumps} writes it ({@link PythonJson}), the Python
+ * string methods templates call ({@link PythonMethodResolver}: {@code .strip()}, {@code .split()},
  * {@code .startswith()}, ...) and extended slices ({@code messages[::-1]}, rewritten by
- * {@link PyMethods#rewriteSlices} into a call Jinjava can parse), the {@code generation} block of
+ * {@link PythonMethodResolver#rewriteSlices} into a call Jinjava can parse), the {@code generation} block of
  * transformers' AssistantTracker and filter blocks. Jinjava brings {@code namespace},
  * loops, macros and the usual filters itself.
  *
@@ -40,7 +40,7 @@ final class JinjaEnvironment {
 
     private static Jinjava create() {
         CompositeELResolver resolver = new CompositeELResolver();
-        resolver.add(new PyMethods());
+        resolver.add(new PythonMethodResolver());
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withElResolver(resolver)
@@ -75,7 +75,7 @@ final class JinjaEnvironment {
     }
 
     /**
-     * Renders {@code template} (already passed through {@link PyMethods#rewriteSlices}) with
+     * Renders {@code template} (already passed through {@link PythonMethodResolver#rewriteSlices}) with
      * {@code context}.
      *
      * @throws InputException for a {@code raise_exception} (its message) or any fatal template error
@@ -115,7 +115,7 @@ final class JinjaEnvironment {
 
     /** {@code strftime_now(format)}: the local time now in Python's strftime format. */
     public static String strftimeNow(String format) {
-        return PyStrftime.format(format, ZonedDateTime.now());
+        return PythonStrftime.format(format, ZonedDateTime.now());
     }
 
     /** The children of a tag, rendered. */
@@ -177,7 +177,7 @@ final class JinjaEnvironment {
         public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
             Object indent = kwargs.getOrDefault("indent", args.length > 0 ? args[0] : null);
             boolean sortKeys = Boolean.TRUE.equals(kwargs.get("sort_keys"));
-            return PyJson.dumps(var, indent == null ? -1 : ((Number) indent).intValue(), sortKeys);
+            return PythonJson.dumps(var, indent == null ? -1 : ((Number) indent).intValue(), sortKeys);
         }
     }
 }

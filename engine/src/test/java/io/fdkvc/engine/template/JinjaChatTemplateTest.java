@@ -1,11 +1,17 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
+
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
+import io.fdkvc.engine.tokenizer.Vocabulary;
+import io.fdkvc.engine.tokenizer.GgufVocabulary;
+import io.fdkvc.engine.tokenizer.TestVocabularies;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fdkvc.core.InputException;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
-import io.fdkvc.engine.tokenizer.ChatTemplate.ToolCall;
+import io.fdkvc.engine.template.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.ToolCall;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.LocalDate;
@@ -264,7 +270,7 @@ class JinjaChatTemplateTest {
     // ---- the Python helpers templates use ----
 
     private static String render(String source, Map<String, Object> vars) {
-        return JinjaEnvironment.render(PyMethods.rewriteSlices(source), new LinkedHashMap<>(vars));
+        return JinjaEnvironment.render(PythonMethodResolver.rewriteSlices(source), new LinkedHashMap<>(vars));
     }
 
     @Test
@@ -326,22 +332,22 @@ class JinjaChatTemplateTest {
         assertThatThrownBy(() -> render("{% for x in xs %}{{ x }}{% else %}none{% endfor %}", v))
                 .isInstanceOf(InputException.class).hasMessageContaining("for ... else");
         assertThat(render("{% for x in xs %}{% if x > 1 %}{{ x }}{% else %}-{% endif %}{% endfor %}", v)).isEqualTo("-23");
-        assertThat(PyMethods.hasLoopFilter("for x in xs if x else ys")).isFalse();
-        assertThat(PyMethods.hasLoopFilter("for m in messages if m['role'] != 'system'")).isTrue();
-        assertThat(PyMethods.hasLoopFilter("for m in messages")).isFalse();
+        assertThat(PythonMethodResolver.hasLoopFilter("for x in xs if x else ys")).isFalse();
+        assertThat(PythonMethodResolver.hasLoopFilter("for m in messages if m['role'] != 'system'")).isTrue();
+        assertThat(PythonMethodResolver.hasLoopFilter("for m in messages")).isFalse();
     }
 
     @Test
     void pythonFloatRepr() {
-        assertThat(PyJson.pyFloat(1.0)).isEqualTo("1.0");
-        assertThat(PyJson.pyFloat(-2.5)).isEqualTo("-2.5");
-        assertThat(PyJson.pyFloat(1e-5)).isEqualTo("1e-05");
-        assertThat(PyJson.pyFloat(0.0001)).isEqualTo("0.0001");
-        assertThat(PyJson.pyFloat(1.5e16)).isEqualTo("1.5e+16");
-        assertThat(PyJson.pyFloat(1e15)).isEqualTo("1000000000000000.0");
-        assertThat(PyJson.pyFloat(0.1)).isEqualTo("0.1");
-        assertThat(PyJson.pyFloat(123.456)).isEqualTo("123.456");
-        assertThat(PyJson.pyFloat(Double.NaN)).isEqualTo("NaN");
+        assertThat(PythonJson.pyFloat(1.0)).isEqualTo("1.0");
+        assertThat(PythonJson.pyFloat(-2.5)).isEqualTo("-2.5");
+        assertThat(PythonJson.pyFloat(1e-5)).isEqualTo("1e-05");
+        assertThat(PythonJson.pyFloat(0.0001)).isEqualTo("0.0001");
+        assertThat(PythonJson.pyFloat(1.5e16)).isEqualTo("1.5e+16");
+        assertThat(PythonJson.pyFloat(1e15)).isEqualTo("1000000000000000.0");
+        assertThat(PythonJson.pyFloat(0.1)).isEqualTo("0.1");
+        assertThat(PythonJson.pyFloat(123.456)).isEqualTo("123.456");
+        assertThat(PythonJson.pyFloat(Double.NaN)).isEqualTo("NaN");
     }
 
     // ---- incremental turns equal the full rendering ----

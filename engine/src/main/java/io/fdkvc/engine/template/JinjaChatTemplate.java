@@ -1,4 +1,7 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
+
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Vocabulary;
 
 import io.fdkvc.core.InputException;
 
@@ -48,7 +51,7 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
     private JinjaChatTemplate(String source, String bosToken, String eosToken) {
         this.source = Objects.requireNonNull(source, "template");
-        this.template = PyMethods.rewriteSlices(source);
+        this.template = PythonMethodResolver.rewriteSlices(source);
         this.bosToken = bosToken == null ? "" : bosToken;
         this.eosToken = eosToken == null ? "" : eosToken;
         generationStart = render(List.of(Message.user(PROBE_USER)), true);

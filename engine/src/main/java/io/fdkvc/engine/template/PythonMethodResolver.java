@@ -1,4 +1,4 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
 
 import io.fdkvc.core.InputException;
 import jinjava.javax.el.ELContext;
@@ -21,7 +21,7 @@ import java.util.Locale;
  * subscript slice into a call of {@code fdkvc_slice(start, stop, step)} that this resolver answers.
  * Methods it does not know fall through to Jinjava's own resolvers.
  */
-final class PyMethods extends ELResolver {
+final class PythonMethodResolver extends ELResolver {
     static final String SLICE = "fdkvc_slice";
 
     @Override

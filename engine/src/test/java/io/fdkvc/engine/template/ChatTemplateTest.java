@@ -1,8 +1,14 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
+
+import io.fdkvc.engine.tokenizer.TokenDecoder;
+import io.fdkvc.engine.tokenizer.Tokenizer;
+import io.fdkvc.engine.tokenizer.Tokenizers;
+import io.fdkvc.engine.tokenizer.Vocabulary;
+import io.fdkvc.engine.tokenizer.TestVocabularies;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.param.ParameterException;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Message;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;

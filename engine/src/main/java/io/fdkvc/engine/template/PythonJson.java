@@ -1,4 +1,4 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -13,8 +13,8 @@ import java.util.Map;
  * between items without indent ("," and ": " with one), non-ASCII characters as they are, floats
  * in Python's {@code repr} ({@code 1.0}, {@code 1e-05}, {@code 1.5e+16}).
  */
-final class PyJson {
-    private PyJson() {}
+final class PythonJson {
+    private PythonJson() {}
 
     /** {@code indent < 0}: one line. */
     static String dumps(Object value, int indent, boolean sortKeys) {

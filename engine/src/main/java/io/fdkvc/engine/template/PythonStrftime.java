@@ -1,4 +1,4 @@
-package io.fdkvc.engine.tokenizer;
+package io.fdkvc.engine.template;
 
 import java.time.ZonedDateTime;
 import java.time.format.TextStyle;
@@ -9,8 +9,8 @@ import java.util.Locale;
  * templates call as {@code strftime_now("%d %b %Y")}. Covers the directives templates use, and
  * glibc's {@code %-d} (no padding); an unknown directive is written as it is, as glibc does.
  */
-final class PyStrftime {
-    private PyStrftime() {}
+final class PythonStrftime {
+    private PythonStrftime() {}
 
     static String format(String format, ZonedDateTime t) {
         StringBuilder sb = new StringBuilder();

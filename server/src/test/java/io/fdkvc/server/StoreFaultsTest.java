@@ -124,6 +124,14 @@ class StoreFaultsTest {
         }
     }
 
+    /** A fresh tmpfs under {@code tmp}, unmounted by the caller. */
+    static Path tmpfs(Path tmp, String options) throws Exception {
+        Path dir = tmp.resolve("mounted");
+        Files.createDirectories(dir);
+        mount(dir, options);
+        return dir;
+    }
+
     static void remount(Path dir, String options) throws Exception {
         assertThat(new ProcessBuilder("mount", "-o", "remount," + options, dir.toString()).inheritIO().start().waitFor()).isZero();
     }
@@ -145,9 +153,7 @@ class StoreFaultsTest {
     @Test
     void aFullSessionDirectoryFailsTheTurnAndLeavesTheSessionAtItsStoredTurn(@TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
-        Path dir = tmp.resolve("full");
-        Files.createDirectories(dir);
-        mount(dir, "size=2m");
+        Path dir = tmpfs(tmp, "size=2m");
         try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
             Client c = new Client(s.base(), null);
             assertThat(c.say(SessionsTest.USERS[0], 8)).isEqualTo(expected.get(0));
@@ -180,9 +186,7 @@ class StoreFaultsTest {
     @Test
     void bestEffortKeepsAnUnstoredSessionInMemoryAndSaysDegraded(@TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
-        Path dir = tmp.resolve("full");
-        Files.createDirectories(dir);
-        mount(dir, "size=2m");
+        Path dir = tmpfs(tmp, "size=2m");
         var o = TestServers.options(1, dir, null, 4, 8);
         o = new ChatServer.Options(o.host(), o.port(), o.sessions(), o.sessionDir(), o.apiKey(), o.parallel(), o.queue(),
                 o.defaultMaxTokens(), o.maxBodyBytes(), o.defaultTemperature(), o.defaultTopP(), "best-effort");
@@ -219,9 +223,7 @@ class StoreFaultsTest {
     @Test
     void aReadOnlySessionDirectoryFailsTheTurnWith503AndDoesNotBlockStartUp(@TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
-        Path dir = tmp.resolve("ro");
-        Files.createDirectories(dir);
-        mount(dir, "size=4m");
+        Path dir = tmpfs(tmp, "size=4m");
         try {
             Client c;
             try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN)) {

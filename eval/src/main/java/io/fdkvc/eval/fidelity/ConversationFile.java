@@ -3,7 +3,7 @@ package io.fdkvc.eval.fidelity;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
 import io.fdkvc.core.Untrusted;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.eval.fidelity.ConversationScript.Probe;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;

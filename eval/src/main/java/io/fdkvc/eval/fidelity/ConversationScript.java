@@ -1,6 +1,6 @@
 package io.fdkvc.eval.fidelity;
 
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import java.util.List;
 
 /**

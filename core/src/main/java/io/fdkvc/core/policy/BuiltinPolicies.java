@@ -17,6 +17,8 @@ import io.fdkvc.core.policy.dialogue.DialogueParams;
 import io.fdkvc.core.policy.dialogue.DialoguePolicy;
 import io.fdkvc.core.policy.fdkvc.FdkvcParams;
 import io.fdkvc.core.policy.fdkvc.FdkvcPolicy;
+import io.fdkvc.core.policy.fidelity.FidelityParams;
+import io.fdkvc.core.policy.fidelity.FidelityPolicy;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +58,9 @@ public final class BuiltinPolicies implements PolicyProvider {
                 new Kind("fdkvc-dialogue", "conversation memory: recent share protected, decayed attention + lexical relevance, "
                         + "novelty (latest mention of names and numbers), speaker; see docs/evaluation-dialogues.md",
                         DialogueParams.DEFAULTS, Map.of(), (n, b, p) -> new DialoguePolicy(n, b, (DialogueParams) p)),
+                new Kind("fdkvc-fidelity", "FD-KVC's two channels on the model's own attention (decayed cumulative attention + the "
+                        + "observation window's), with sinks and a recent share: least drift from the full cache; see docs/fidelity.md",
+                        FidelityParams.DEFAULTS, Map.of(), (n, b, p) -> new FidelityPolicy(n, b, (FidelityParams) p)),
                 new Kind("fdkvc-recency-only", "ablation: wc=0, wrho=1", FdkvcParams.DEFAULTS, ordered("wc", 0.0, "wrho", 1.0), fdkvc));
     }
 

@@ -1,0 +1,33 @@
+package io.fdkvc.core.policy.fidelity;
+
+import io.fdkvc.core.param.Check;
+import io.fdkvc.core.param.Doc;
+import io.fdkvc.core.param.ParameterException;
+
+/**
+ * The parameters of {@code fdkvc-fidelity} ({@link FidelityPolicy}). Validated at construction;
+ * nothing is clamped. The defaults were chosen with {@code fdkvc fidelity} on development
+ * conversations of stories260K (docs/fidelity.md).
+ */
+public record FidelityParams(
+        @Doc(value = "leading positions never evicted (attention sinks)", range = "0..budget-1") int sinks,
+        @Doc(value = "share of the budget kept for the most recent entries, whatever their scores", range = "[0,1]") double recent,
+        @Doc(value = "decay per turn of the long-term channel c (cumulative attention)", range = "(0,1]") double gamma,
+        @Doc(value = "weight of the long-term channel: decayed cumulative attention c / max c", range = ">= 0") double wc,
+        @Doc(value = "weight of the relevance channel: the turn's last `window` rows' attention, max-pooled, / its max", range = ">= 0") double wrho,
+        @Doc(value = "observation window: the turn's last query rows whose attention makes the relevance channel", range = ">= 1") int window,
+        @Doc(value = "max-pooling kernel of the relevance channel over neighbouring entries", range = "odd, >= 1") int kernel) {
+
+    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.25, 0.7, 1.0, 1.0, 8, 1);
+
+    public FidelityParams {
+        Check.atLeast("sinks", sinks, 0);
+        Check.inClosed("recent", recent, 0, 1);
+        Check.inOpenClosed("gamma", gamma, 0, 1);
+        Check.atLeast("wc", wc, 0);
+        Check.atLeast("wrho", wrho, 0);
+        Check.atLeast("window", window, 1);
+        Check.atLeast("kernel", kernel, 1);
+        if (kernel % 2 == 0) throw new ParameterException("kernel", "must be odd, got " + kernel);
+    }
+}

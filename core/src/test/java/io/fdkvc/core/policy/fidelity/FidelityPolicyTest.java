@@ -1,0 +1,69 @@
+package io.fdkvc.core.policy.fidelity;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.fdkvc.core.cache.KvStream;
+import io.fdkvc.core.param.ParameterException;
+import io.fdkvc.core.policy.ObservedAttention;
+import io.fdkvc.core.policy.Policy;
+import io.fdkvc.core.policy.PolicyRegistry;
+import io.fdkvc.core.policy.Turn;
+import java.util.Arrays;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** fdkvc-fidelity on observed attention chosen by hand; scores and evictions worked out by hand. */
+class FidelityPolicyTest {
+    private final KvStream s = new KvStream(2, 0, 0, 16, false);
+    private final ObservedAttention o = new ObservedAttention(16);
+    private final Turn turn = Turn.of(new float[] {1, 0, 0, 1}, 2, 2, null);
+    private long next;
+
+    {
+        turn.setObserved(o);
+    }
+
+    private void append(int n) {
+        for (int i = 0; i < n; i++) s.append(next++, new float[] {next, -next}, 0, null, 0);
+    }
+
+    private void observe(double[] sum, double[] recent, int recentRows) {
+        for (int i = 0; i < sum.length; i++) o.sum()[i] = (float) sum[i];
+        for (int i = 0; i < recent.length; i++) o.recent()[i] = (float) recent[i];
+        o.set(sum.length, 2, recentRows);
+    }
+
+    @Test
+    void longTermAndWindowChannelsWithSinksAndARecentShare() {
+        // budget 4: one sink, recent share 0.25 (the newest entry), kernel 1 (no pooling), gamma 0.5, wc = wrho = 1
+        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2))
+                .newPolicy();
+        assertThat(p.readsAttention()).isTrue();
+        assertThat(p.recentAttentionRows()).isEqualTo(2);
+        append(4);
+        observe(new double[] {0.8, 0.4, 0.6, 0.2}, new double[] {0.8, 0.4, 0.6, 0.2}, 2);
+        p.endTurn(s, turn); // at the budget: nothing evicted; c = sum / 2 rows
+        assertThat(Arrays.copyOf(s.c(), 4)).containsExactly(new double[] {0.4, 0.2, 0.3, 0.1}, within(1e-7));
+        append(2);
+        observe(new double[] {0.2, 1.0, 0.2, 0.0, 0.4, 0.2}, new double[] {0.0, 0.2, 0.6, 0.0, 0.2, 0.2}, 2);
+        p.endTurn(s, turn);
+        // c = 0.5 c + sum / 2 = 0.3, 0.6, 0.25, 0.05, 0.2, 0.1 ; rho = 0, 0.2, 0.6, 0, 0.2, 0.2
+        // score = c / 0.6 + rho / 0.6: 0.5, 1.333, 1.417, 0.083, 0.667, 0.5
+        // kept: position 0 (sink), position 5 (recent share), then the best two others: 2 and 1
+        assertThat(Arrays.copyOf(s.positions(), s.size())).containsExactly(0, 1, 2, 5);
+        assertThat(Arrays.copyOf(s.c(), 4)).containsExactly(new double[] {0.3, 0.6, 0.25, 0.1}, within(1e-7));
+        assertThat(Arrays.copyOf(s.rho(), 4)).containsExactly(new double[] {0.0, 0.2, 0.6, 0.2}, within(1e-7));
+    }
+
+    @Test
+    void parametersAreValidated() {
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("kernel", 2))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("kernel");
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 4))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("sinks");
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("recent", 1.5))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("recent");
+    }
+}

@@ -1,6 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.FinishReason;
 import io.fdkvc.engine.chat.Reply;
 import io.javalin.Javalin;
@@ -40,10 +42,15 @@ public final class ChatServer implements AutoCloseable {
      * @param maxBodyBytes     larger request bodies get 413
      * @param defaultTemperature temperature for requests without one
      * @param defaultTopP      top_p for requests without one
+     * @param maxBudget        largest budget a request may choose for its conversation ({@link PolicyChoice})
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, int maxBudget) {
+        /** {@code --max-budget}'s default. */
+        public static final int DEFAULT_MAX_BUDGET = 4096;
+
         public Options {
+            Limits.check("--max-budget", maxBudget, 1, Limits.MAX_BUDGET);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -55,6 +62,20 @@ public final class ChatServer implements AutoCloseable {
                 throw new InputException("--temperature must be in [0, 2] for the server, got " + defaultTemperature);
             }
             if (!(defaultTopP > 0 && defaultTopP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + defaultTopP);
+        }
+
+        /** Refuses a server policy whose budget is beyond what its requests may ask ({@code --max-budget}). */
+        public void checkDefaultPolicy(PolicySpec p) {
+            if (!p.kind().unbounded() && p.budget() > maxBudget) {
+                throw new InputException("--budget " + p.budget() + " exceeds --max-budget " + maxBudget);
+            }
+        }
+
+        /** Options with the default {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, DEFAULT_MAX_BUDGET);
         }
     }
 
@@ -88,9 +109,11 @@ public final class ChatServer implements AutoCloseable {
             cfg.routes.get("/health", this::health);
             cfg.routes.get("/metrics", this::metrics);
             cfg.routes.get("/v1/models", this::models);
+            cfg.routes.get("/v1/policies", this::policies);
             cfg.routes.post("/v1/chat/completions", this::chat);
             cfg.routes.get("/v1/sessions", this::listSessions);
             cfg.routes.get("/v1/sessions/{id}", this::getSession);
+            cfg.routes.get("/v1/sessions/{id}/cache", this::sessionCache);
             cfg.routes.delete("/v1/sessions/{id}", this::deleteSession);
             cfg.routes.exception(ApiError.class, (e, ctx) -> error(ctx, e));
             cfg.routes.exception(InputException.class, (e, ctx) -> error(ctx, ApiError.invalid(null, e.getMessage())));
@@ -135,6 +158,7 @@ public final class ChatServer implements AutoCloseable {
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
     public void ready(ServedModel m) throws IOException {
+        options.checkDefaultPolicy(m.policy());
         SessionManager sm = new SessionManager(m, options.sessionDir(), options.sessions(), log);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
         sessions = sm;
@@ -203,7 +227,8 @@ public final class ChatServer implements AutoCloseable {
         } catch (InputException e) {
             throw ApiError.invalid("messages", e.getMessage());
         }
-        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages());
+        PolicySpec choice = PolicyChoice.parse(req.fdkvc(), m.policy(), options.maxBudget());
+        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages(), choice);
         Job job = new Job(entry);
         try {
             job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
@@ -223,19 +248,20 @@ public final class ChatServer implements AutoCloseable {
         }
         ctx.header("X-Session-Id", entry.id);
         try {
-            if (req.stream()) stream(ctx, m, job, req);
-            else complete(ctx, m, job);
+            if (req.stream()) stream(ctx, m, job, req, () -> sessions.release(entry, job));
+            else complete(ctx, m, job, () -> sessions.release(entry, job));
         } finally {
             sessions.release(entry, job);
         }
     }
 
     /** Waits for the whole reply and answers one JSON object. */
-    private void complete(Context ctx, ServedModel m, Job job) throws InterruptedException {
+    private void complete(Context ctx, ServedModel m, Job job, Runnable release) throws InterruptedException {
         while (job.events.take() != Job.END) {
             // text arrives piece by piece; the reply keeps the whole content
         }
         failIfFailed(job);
+        release.run(); // before the answer: a client that has it finds the session free and its turn stored
         Reply r = job.reply;
         metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
         ObjectNode root = JSON.createObjectNode();
@@ -279,7 +305,7 @@ public final class ChatServer implements AutoCloseable {
      * last chunk with the finish reason (and usage when asked), then {@code data: [DONE]}. A
      * write that fails means the client left: the reply is cancelled and rolled back.
      */
-    private void stream(Context ctx, ServedModel m, Job job, ChatRequest req) throws InterruptedException, IOException {
+    private void stream(Context ctx, ServedModel m, Job job, ChatRequest req, Runnable release) throws InterruptedException, IOException {
         ctx.status(200);
         ctx.contentType("text/event-stream; charset=utf-8");
         ctx.header("Cache-Control", "no-cache");
@@ -318,6 +344,7 @@ public final class ChatServer implements AutoCloseable {
         }
         Reply r = job.reply;
         metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
+        release.run(); // before the last chunk: a client that has it finds the session free and its turn stored
         ObjectNode last = chunk(id, created, m);
         ObjectNode ch = (ObjectNode) last.get("choices").get(0);
         ch.putObject("delta");
@@ -367,6 +394,31 @@ public final class ChatServer implements AutoCloseable {
         json(ctx, sessionJson(m, sessions.describe(ctx.pathParam("id"))));
     }
 
+    private void policies(Context ctx) {
+        json(ctx, PolicyCatalog.of(requireModel().policy(), options.maxBudget()));
+    }
+
+    private void sessionCache(Context ctx) {
+        requireModel();
+        int from = queryInt(ctx, "from", 0, 0, Integer.MAX_VALUE);
+        int limit = queryInt(ctx, "limit", CacheView.MAX_LIMIT, 1, CacheView.MAX_LIMIT);
+        String layers = ctx.queryParam("layers");
+        if (layers != null && !layers.equals("true") && !layers.equals("false")) throw ApiError.invalid("layers", "'layers' must be true or false");
+        json(ctx, sessions.cacheView(ctx.pathParam("id"), from, limit, "true".equals(layers)));
+    }
+
+    private static int queryInt(Context ctx, String name, int dflt, int min, int max) {
+        String v = ctx.queryParam(name);
+        if (v == null) return dflt;
+        try {
+            int k = Integer.parseInt(v.strip());
+            if (k >= min && k <= max) return k;
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw ApiError.invalid(name, "'" + name + "' must be an integer in " + min + ".." + max + ", got " + ApiError.excerpt(v));
+    }
+
     private void deleteSession(Context ctx) throws IOException {
         requireModel();
         String id = ctx.pathParam("id");
@@ -391,9 +443,9 @@ public final class ChatServer implements AutoCloseable {
         o.put("totalEntries", e.totalEntries());
         o.put("evictions", e.evictions());
         o.put("kvBytes", e.kvBytes());
-        o.put("policy", m.policy().name());
-        o.put("policySpec", m.policy().toString());
-        o.put("budget", m.policy().budget());
+        o.put("policy", e.policy().name());
+        o.put("policySpec", e.policy().toString());
+        o.put("budget", e.policy().budget());
         o.put("maxTurnTokens", m.maxTurnTokens());
         return o;
     }

@@ -1,5 +1,6 @@
 package io.fdkvc.server;
 
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.Conversation;
 import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
 import io.fdkvc.engine.tokenizer.ChatTemplate.Role;
@@ -26,6 +27,9 @@ import java.util.regex.Pattern;
  * idle ones leave memory (with a session directory they are already on disk, written after every
  * turn, and come back on their next request; without one they are forgotten).
  *
+ * <p>Each session runs its own policy and budget for life: the server's default, or the one its
+ * first request chose ({@link PolicyChoice}); a later request that names another gets 409.
+ *
  * <p>A session serves one request at a time ({@link Entry#busy}). All methods synchronise on the
  * manager; loading a stored session happens inside, which is rare and bounded by its size.
  */
@@ -45,6 +49,7 @@ final class SessionManager {
     /** One session: live (conversation in memory) or stored (on disk only). */
     static final class Entry {
         final String id;
+        PolicySpec policy;
         Conversation conversation; // null while stored
         boolean busy;
         int turns;
@@ -65,7 +70,7 @@ final class SessionManager {
         this.model = model;
         this.maxLive = maxLive;
         this.log = log;
-        this.store = dir == null ? null : new SessionStore(dir, model.modelFingerprint(), model.cacheFingerprint());
+        this.store = dir == null ? null : new SessionStore(dir, model.modelFingerprint(), model.cacheFingerprint(), model.policy());
         if (store != null) scan();
     }
 
@@ -80,6 +85,7 @@ final class SessionManager {
                     throw new SessionStore.Refused("stored session " + f.getFileName() + " does not belong to its id");
                 }
                 Entry e = new Entry(s.id());
+                e.policy = s.policy();
                 e.turns = s.turns();
                 e.evictions = s.evictions();
                 stored(e, s.state());
@@ -121,9 +127,10 @@ final class SessionManager {
      * The session a request continues, marked busy, with its conversation in memory. With an id
      * the named session is used (created when new; restarted when the messages do not continue
      * it); without, the live or stored session whose transcript the messages extend, else a new
-     * one.
+     * one. {@code choice} is the request's policy, or null for the session's own (the server's
+     * for a new session).
      */
-    synchronized Entry acquire(String headerId, List<Message> messages) {
+    synchronized Entry acquire(String headerId, List<Message> messages, PolicySpec choice) {
         if (headerId != null) {
             if (!ID.matcher(headerId).matches()) {
                 throw ApiError.invalid("X-Session-Id", "X-Session-Id must be 1-128 characters of A-Z a-z 0-9 . _ : -");
@@ -132,26 +139,33 @@ final class SessionManager {
             if (e == null) {
                 checkNotRefused(headerId);
                 e = new Entry(headerId);
+                e.policy = choice != null ? choice : model.policy();
                 entries.put(e.id, e);
             }
             if (e.busy) throw ApiError.conflict("session " + headerId + " is answering another request");
+            checkSamePolicy(e, choice);
             load(e);
             if (!e.conversation.continuedBy(messages)) {
-                // the client rewrote the history of its named session: start it over
+                // the client rewrote the history of its named session: start it over, same policy
                 unindex(e);
-                e.conversation = model.newConversation();
+                e.conversation = model.newConversation(e.policy);
                 figures(e);
             }
             e.busy = true;
             return e;
         }
         String[] prefixes = prefixFingerprints(messages);
+        Entry otherPolicy = null;
         for (int k = messages.size() - 1; k >= 1; k--) {
             java.util.Set<String> ids = byFingerprint.get(prefixes[k]);
             if (ids == null) continue;
             for (String id : List.copyOf(ids)) {
                 Entry e = entries.get(id);
                 if (e == null || e.busy) continue;
+                if (choice != null && !choice.equals(e.policy)) {
+                    otherPolicy = e;
+                    continue;
+                }
                 load(e);
                 if (e.conversation.continuedBy(messages)) {
                     e.busy = true;
@@ -159,12 +173,22 @@ final class SessionManager {
                 }
             }
         }
+        if (otherPolicy != null) checkSamePolicy(otherPolicy, choice);
         Entry e = new Entry(UUID.randomUUID().toString());
-        e.conversation = model.newConversation();
+        e.policy = choice != null ? choice : model.policy();
+        e.conversation = model.newConversation(e.policy);
         figures(e);
         entries.put(e.id, e);
         e.busy = true;
         return e;
+    }
+
+    /** A session keeps its policy for life: a request that names another is refused. */
+    private static void checkSamePolicy(Entry e, PolicySpec choice) {
+        if (choice != null && !choice.equals(e.policy)) {
+            throw new ApiError(409, "invalid_request_error", PolicyChoice.FIELD, "policy_conflict", "session " + ApiError.excerpt(e.id)
+                    + " runs " + e.policy + " for life; the request asks for " + choice + " (start a new session for another policy)");
+        }
     }
 
     private void checkNotRefused(String id) {
@@ -177,11 +201,11 @@ final class SessionManager {
     private void load(Entry e) {
         if (e.live()) return;
         if (store == null) {
-            e.conversation = model.newConversation();
+            e.conversation = model.newConversation(e.policy);
             return;
         }
         Path f = store.file(e.id);
-        Conversation c = model.newConversation();
+        Conversation c = model.newConversation(e.policy);
         try {
             if (java.nio.file.Files.exists(f)) {
                 SessionStore.Stored s = store.read(f);
@@ -205,10 +229,16 @@ final class SessionManager {
      * of memory.
      */
     void release(Entry e, Job job) {
+        if (job != null) {
+            synchronized (job) {
+                if (job.released) return; // released before its last chunk was sent
+                job.released = true;
+            }
+        }
         IOException failed = null;
         if (job != null && job.committed && store != null && job.state != null) {
             try {
-                store.write(e.id, e.evictions + job.evicted, job.state);
+                store.write(e.id, e.policy, e.evictions + job.evicted, job.state);
             } catch (IOException io) {
                 failed = io;
             }
@@ -269,11 +299,25 @@ final class SessionManager {
     }
 
     /** A session's figures, read under the manager's lock (as of its last committed turn). */
-    record Info(String id, boolean live, boolean busy, int turns, int messages, int tokens, int largest, long totalEntries,
-                long evictions, long kvBytes) {}
+    record Info(String id, PolicySpec policy, boolean live, boolean busy, int turns, int messages, int tokens, int largest,
+                long totalEntries, long evictions, long kvBytes) {}
 
     private static Info info(Entry e) {
-        return new Info(e.id, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions, e.kvBytes);
+        return new Info(e.id, e.policy, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions,
+                e.kvBytes);
+    }
+
+    /**
+     * What a session's cache holds, for tokens [from, from + limit) of its transcript, between
+     * turns (409 while it answers a request); a stored session is brought into memory.
+     */
+    synchronized tools.jackson.databind.node.ObjectNode cacheView(String id, int from, int limit, boolean perLayer) {
+        Entry e = get(id);
+        if (e.busy) throw ApiError.conflict("session " + ApiError.excerpt(id) + " is answering a request; its cache is shown between turns");
+        load(e);
+        tools.jackson.databind.node.ObjectNode r = CacheView.of(e.conversation, e.evictions, from, limit, perLayer);
+        evictBeyondLimit();
+        return r;
     }
 
     synchronized List<Info> list() {

@@ -1,6 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.cache.StreamSnapshot;
+import io.fdkvc.core.policy.PolicyRegistry;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.chat.Conversation;
 import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
@@ -20,7 +22,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.zip.CRC32C;
 
@@ -28,31 +32,41 @@ import java.util.zip.CRC32C;
  * Sessions on disk, one file per session, named by the SHA-256 of its id (ids never reach the
  * file system as given).
  *
- * <p>Format, little-endian, version 1: magic {@code "FDKVCSES"}, version, then strings (u32 length
- * + UTF-8): the model fingerprint, the cache fingerprint (policy, parameters, budget, headroom,
- * positions, template), the session id; the turn count and evictions so far; the transcript's
- * messages (role byte + string) and token ids; the cache: shape, policy name and budget, next
- * position and update count, and per stream its entries (keys, values, embedding norms,
- * positions, c, rho, h, logit bias, costs) and its policy's exported state. Last, a CRC-32C of
- * everything before it. A reader checks magic, version and CRC before it parses anything, and
- * refuses a file written for another model or cache configuration with a message naming both.
+ * <p>Format, little-endian, version 2: magic {@code "FDKVCSES"}, version, then strings (u32 length
+ * + UTF-8): the model fingerprint, the cache fingerprint (headroom, positions, template), the
+ * session id; the session's policy: name, budget, parameter count and each parameter's name and
+ * value (as text); the turn count and evictions so far; the transcript's messages (role byte +
+ * string), token ids and turn marks ({@link Conversation#turnMarks()}); the cache: shape, policy
+ * name and budget, next position and update count, and per stream its entries (keys, values,
+ * embedding norms, positions, c, rho, h, logit bias, costs) and its policy's exported state. Last,
+ * a CRC-32C of everything before it. A reader checks magic, version and CRC before it parses
+ * anything, and refuses a file written for another model or cache configuration with a message
+ * naming both.
+ *
+ * <p>Version 1, written when the whole server ran one policy, has no policy section and no turn
+ * marks, and its cache fingerprint starts with that policy ({@link ServedModel#policyFingerprint}):
+ * such a file is read as a session of the server's default policy when that is the policy it was
+ * written with.
  *
  * <p>Writes are atomic: the file is written under a temporary name in the same directory, forced
  * to disk, and renamed over the old one, so a crash leaves the previous version.
  */
 final class SessionStore {
     static final byte[] MAGIC = "FDKVCSES".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final String SUFFIX = ".session";
 
     private final Path dir;
     private final String modelFingerprint;
     private final String cacheFingerprint;
+    private final PolicySpec defaultPolicy;
 
-    SessionStore(Path dir, String modelFingerprint, String cacheFingerprint) throws IOException {
+    /** @param defaultPolicy the policy of version-1 files (the server's own) */
+    SessionStore(Path dir, String modelFingerprint, String cacheFingerprint, PolicySpec defaultPolicy) throws IOException {
         this.dir = dir;
         this.modelFingerprint = modelFingerprint;
         this.cacheFingerprint = cacheFingerprint;
+        this.defaultPolicy = defaultPolicy;
         Files.createDirectories(dir);
     }
 
@@ -69,7 +83,7 @@ final class SessionStore {
     }
 
     /** What a stored session holds. */
-    record Stored(String id, int turns, long evictions, Conversation.State state) {}
+    record Stored(String id, PolicySpec policy, int turns, long evictions, Conversation.State state) {}
 
     /** A file this server refuses (another model or configuration, or damaged). */
     static final class Refused extends Exception {
@@ -78,13 +92,21 @@ final class SessionStore {
         }
     }
 
-    void write(String id, long evictions, Conversation.State s) throws IOException {
+    void write(String id, PolicySpec policy, long evictions, Conversation.State s) throws IOException {
         Writer w = new Writer();
         w.bytes(MAGIC);
         w.i32(VERSION);
         w.str(modelFingerprint);
         w.str(cacheFingerprint);
         w.str(id);
+        w.str(policy.kind().name());
+        w.i32(policy.budget());
+        Map<String, Object> values = policy.parameterValues();
+        w.i32(values.size());
+        for (Map.Entry<String, Object> e : values.entrySet()) {
+            w.str(e.getKey());
+            w.str(String.valueOf(e.getValue()));
+        }
         w.i32(s.turns());
         w.i64(evictions);
         w.i32(s.messages().size());
@@ -93,6 +115,7 @@ final class SessionStore {
             w.str(m.content());
         }
         w.ints(s.tokens());
+        w.ints(s.turnMarks());
         KvCache.Snapshot c = s.cache();
         w.i32(c.layers());
         w.i32(c.kvHeads());
@@ -149,7 +172,9 @@ final class SessionStore {
         ByteBuffer b = ByteBuffer.wrap(all).order(ByteOrder.LITTLE_ENDIAN);
         b.position(MAGIC.length);
         int version = b.getInt();
-        if (version != VERSION) throw new Refused("stored session " + name + " has format version " + version + ", this server reads " + VERSION);
+        if (version != 1 && version != VERSION) {
+            throw new Refused("stored session " + name + " has format version " + version + ", this server reads 1 and " + VERSION);
+        }
         CRC32C crc = new CRC32C();
         crc.update(all, 0, all.length - 8);
         if (crc.getValue() != b.getLong(all.length - 8)) throw new Refused("stored session " + name + " is damaged (CRC mismatch)");
@@ -160,11 +185,13 @@ final class SessionStore {
                 throw new Refused("stored session " + name + " was written for another model (" + model + "; this server: "
                         + modelFingerprint + ")");
             }
-            if (!cache.equals(cacheFingerprint)) {
+            String expected = version == 1 ? defaultPolicy + ";" + cacheFingerprint : cacheFingerprint;
+            if (!cache.equals(expected)) {
                 throw new Refused("stored session " + name + " was written with another cache configuration (" + cache
-                        + "; this server: " + cacheFingerprint + ")");
+                        + "; this server: " + expected + ")");
             }
             String id = r.str();
+            PolicySpec policy = version == 1 ? defaultPolicy : policy(r, name);
             int turns = r.i32();
             long evictions = r.i64();
             int nm = r.count(1 + 4);
@@ -176,9 +203,10 @@ final class SessionStore {
                 messages.add(new Message(roles[role], r.str()));
             }
             int[] tokens = r.ints();
+            int[] marks = version == 1 ? new int[0] : r.ints();
             int layers = r.i32(), kvHeads = r.i32(), headDim = r.i32();
-            String policy = r.str();
-            int budget = r.i32();
+            String cachePolicy = r.str();
+            int cacheBudget = r.i32();
             long next = r.i64(), updates = r.i64();
             if (layers < 1 || kvHeads < 1 || headDim < 1 || (long) layers * kvHeads > r.remaining()) {
                 throw new Refused("stored session " + name + " has a bad cache shape");
@@ -193,10 +221,28 @@ final class SessionStore {
                 states[i] = r.doubles();
             }
             if (r.remaining() != 0) throw new Refused("stored session " + name + " has trailing bytes");
-            KvCache.Snapshot snap = new KvCache.Snapshot(layers, kvHeads, headDim, policy, budget, streams, states, next, updates);
-            return new Stored(id, turns, evictions, new Conversation.State(messages, tokens, turns, snap));
+            KvCache.Snapshot snap = new KvCache.Snapshot(layers, kvHeads, headDim, cachePolicy, cacheBudget, streams, states, next, updates);
+            if (!snap.policy().equals(policy.name()) || snap.budget() != policy.budget()) {
+                throw new Refused("stored session " + name + " has a cache of " + snap.policy() + "/" + snap.budget()
+                        + " under the policy " + policy);
+            }
+            return new Stored(id, policy, turns, evictions, new Conversation.State(messages, tokens, turns, snap, marks));
         } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
             throw new Refused("stored session " + name + " is malformed: " + e.getMessage());
+        }
+    }
+
+    /** The policy section of a version-2 file, validated as a request's choice is. */
+    private static PolicySpec policy(Reader r, String name) throws Refused {
+        String policy = r.str();
+        int budget = r.i32();
+        int n = r.count(8);
+        Map<String, Object> params = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) params.put(r.str(), r.str());
+        try {
+            return PolicyRegistry.spec(policy, budget, params);
+        } catch (io.fdkvc.core.InputException e) {
+            throw new Refused("stored session " + name + " has a policy this server cannot run (" + e.getMessage() + ")");
         }
     }
 

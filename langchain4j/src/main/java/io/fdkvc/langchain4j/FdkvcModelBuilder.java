@@ -12,7 +12,7 @@ import io.fdkvc.engine.model.GgufModelLoader;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.tensor.Parallel;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -24,7 +24,7 @@ import io.fdkvc.engine.chat.Reply;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.session.Session;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Message;
 import java.util.ArrayList;
 import java.util.LinkedList;
 import java.util.List;

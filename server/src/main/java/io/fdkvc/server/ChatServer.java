@@ -42,14 +42,31 @@ public final class ChatServer implements AutoCloseable {
      * @param maxBodyBytes     larger request bodies get 413
      * @param defaultTemperature temperature for requests without one
      * @param defaultTopP      top_p for requests without one
+     * @param storeMode        "strict" (a turn whose session cannot be stored fails) or "best-effort"
      * @param maxBudget        largest budget a request may choose for its conversation ({@link PolicyChoice})
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, int maxBudget) {
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                          int maxBudget) {
         /** {@code --max-budget}'s default. */
         public static final int DEFAULT_MAX_BUDGET = 4096;
 
+        /** Options with the defaults of the fault-handling bounds (strict store mode) and of {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, "strict", DEFAULT_MAX_BUDGET);
+        }
+
+        /** Options with the default {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, DEFAULT_MAX_BUDGET);
+        }
+
         public Options {
+            SessionManager.StoreMode.parse(storeMode);
             Limits.check("--max-budget", maxBudget, 1, Limits.MAX_BUDGET);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
@@ -69,13 +86,6 @@ public final class ChatServer implements AutoCloseable {
             if (!p.kind().unbounded() && p.budget() > maxBudget) {
                 throw new InputException("--budget " + p.budget() + " exceeds --max-budget " + maxBudget);
             }
-        }
-
-        /** Options with the default {@code --max-budget}. */
-        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
-            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
-                    defaultTopP, DEFAULT_MAX_BUDGET);
         }
     }
 
@@ -157,9 +167,11 @@ public final class ChatServer implements AutoCloseable {
     }
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
-    public void ready(ServedModel m) throws IOException {
+    public void ready(ServedModel m) {
         options.checkDefaultPolicy(m.policy());
-        SessionManager sm = new SessionManager(m, options.sessionDir(), options.sessions(), log);
+        SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
+        SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
+                metrics);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
         sessions = sm;
         model = m;
@@ -179,12 +191,30 @@ public final class ChatServer implements AutoCloseable {
         return m;
     }
 
+    /**
+     * 503 while loading; with a session store that cannot take writes, 503 in strict mode (every
+     * turn would fail) and "degraded" in best-effort mode, which also reports sessions whose
+     * latest turn is not stored.
+     */
     private void health(Context ctx) {
-        if (model == null) {
-            ctx.status(503).contentType("application/json").result("{\"status\":\"loading\"}");
+        SessionManager sm = sessions;
+        ObjectNode root = JSON.createObjectNode();
+        if (model == null || sm == null) {
+            ctx.status(503);
+            root.put("status", "loading");
         } else {
-            ctx.contentType("application/json").result("{\"status\":\"ok\"}");
+            String problem = sm.storeProblem();
+            int unstored = sm.unstoredCount();
+            if (problem != null && sm.mode() == SessionManager.StoreMode.STRICT) {
+                ctx.status(503);
+                root.put("status", "store_unavailable");
+            } else {
+                root.put("status", problem == null && unstored == 0 ? "ok" : "degraded");
+            }
+            if (problem != null) root.put("store", problem);
+            if (unstored > 0) root.put("unstoredSessions", unstored);
         }
+        json(ctx, root);
     }
 
     private void metrics(Context ctx) {
@@ -192,7 +222,7 @@ public final class ChatServer implements AutoCloseable {
         Scheduler sc = scheduler;
         long[] cache = sm == null ? new long[2] : sm.liveCacheFigures();
         Metrics.Gauges g = new Metrics.Gauges(sm == null ? 0 : sm.liveCount(), sm == null ? 0 : sm.storedCount(), cache[0], cache[1],
-                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount());
+                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount());
         ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.render(g));
     }
 
@@ -230,38 +260,39 @@ public final class ChatServer implements AutoCloseable {
         PolicySpec choice = PolicyChoice.parse(req.fdkvc(), m.policy(), options.maxBudget());
         SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages(), choice);
         Job job = new Job(entry);
+        sessions.hold(entry, job);
         try {
             job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
         } catch (InputException e) {
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             throw ApiError.invalid("messages", e.getMessage());
         } catch (RuntimeException e) {
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             throw e;
         }
         if (!scheduler.submit(job)) {
             job.reply.rollback();
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             ctx.header("Retry-After", "1");
             throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
                     + " waiting); retry later");
         }
         ctx.header("X-Session-Id", entry.id);
         try {
-            if (req.stream()) stream(ctx, m, job, req, () -> sessions.release(entry, job));
-            else complete(ctx, m, job, () -> sessions.release(entry, job));
+            if (req.stream()) stream(ctx, m, job, req);
+            else complete(ctx, m, job);
         } finally {
             sessions.release(entry, job);
         }
     }
 
     /** Waits for the whole reply and answers one JSON object. */
-    private void complete(Context ctx, ServedModel m, Job job, Runnable release) throws InterruptedException {
+    private void complete(Context ctx, ServedModel m, Job job) throws InterruptedException {
         while (job.events.take() != Job.END) {
             // text arrives piece by piece; the reply keeps the whole content
         }
         failIfFailed(job);
-        release.run(); // before the answer: a client that has it finds the session free and its turn stored
+        sessions.commit(job.session, job); // durable, and the session free, before the answer goes out
         Reply r = job.reply;
         metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
         ObjectNode root = JSON.createObjectNode();
@@ -305,7 +336,7 @@ public final class ChatServer implements AutoCloseable {
      * last chunk with the finish reason (and usage when asked), then {@code data: [DONE]}. A
      * write that fails means the client left: the reply is cancelled and rolled back.
      */
-    private void stream(Context ctx, ServedModel m, Job job, ChatRequest req, Runnable release) throws InterruptedException, IOException {
+    private void stream(Context ctx, ServedModel m, Job job, ChatRequest req) throws InterruptedException, IOException {
         ctx.status(200);
         ctx.contentType("text/event-stream; charset=utf-8");
         ctx.header("Cache-Control", "no-cache");
@@ -329,22 +360,27 @@ public final class ChatServer implements AutoCloseable {
                 metrics.cancelled();
             }
         }
-        if (gone) return;
+        ApiError failed = null;
         if (job.failure != null || !job.committed) {
+            if (gone) return;
             log.println("fdkvc serve: request failed: " + job.failure);
-            ObjectNode err = JSON.createObjectNode();
-            ObjectNode e = err.putObject("error");
-            e.put("message", "the reply could not be generated; the session is unchanged");
-            e.put("type", "server_error");
-            e.putNull("param");
-            e.put("code", "generation_failed");
-            send(out, err);
+            failed = new ApiError(500, "server_error", null, "generation_failed", "the reply could not be generated; the session is unchanged");
+        } else {
+            try {
+                sessions.commit(job.session, job); // durable, and the session free, before [DONE]
+            } catch (ApiError e) {
+                failed = e;
+            }
+        }
+        if (gone) return;
+        if (failed != null) {
+            // the status line went out with the first chunk: the failure is the stream's last event
+            send(out, errorJson(failed));
             sendRaw(out, "data: [DONE]\n\n");
             return;
         }
         Reply r = job.reply;
         metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
-        release.run(); // before the last chunk: a client that has it finds the session free and its turn stored
         ObjectNode last = chunk(id, created, m);
         ObjectNode ch = (ObjectNode) last.get("choices").get(0);
         ch.putObject("delta");
@@ -419,7 +455,7 @@ public final class ChatServer implements AutoCloseable {
         throw ApiError.invalid(name, "'" + name + "' must be an integer in " + min + ".." + max + ", got " + ApiError.excerpt(v));
     }
 
-    private void deleteSession(Context ctx) throws IOException {
+    private void deleteSession(Context ctx) {
         requireModel();
         String id = ctx.pathParam("id");
         sessions.delete(id);
@@ -455,6 +491,11 @@ public final class ChatServer implements AutoCloseable {
     }
 
     private static void error(Context ctx, ApiError e) {
+        ctx.attribute("fdkvc.error", true);
+        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(errorJson(e)));
+    }
+
+    private static ObjectNode errorJson(ApiError e) {
         ObjectNode root = JSON.createObjectNode();
         ObjectNode o = root.putObject("error");
         o.put("message", e.getMessage());
@@ -463,8 +504,7 @@ public final class ChatServer implements AutoCloseable {
         else o.put("param", e.param());
         if (e.code() == null) o.putNull("code");
         else o.put("code", e.code());
-        ctx.attribute("fdkvc.error", true);
-        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(root));
+        return root;
     }
 
     @Override

@@ -20,8 +20,6 @@ final class Job {
     volatile Conversation.State state;
     volatile Throwable failure;
     volatile long evicted;
-    /** Whether the session was released (guarded by the job's monitor). */
-    boolean released;
 
     Job(SessionManager.Entry session) {
         this.session = session;

@@ -29,7 +29,7 @@ class PolicyPerSessionTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = TestServers.start(new ChatServer.Options("127.0.0.1", 0, 8, null, null, 4, 8, 32, 64 * 1024, 0f, 1f, MAX_BUDGET),
+        server = TestServers.start(new ChatServer.Options("127.0.0.1", 0, 8, null, null, 4, 8, 32, 64 * 1024, 0f, 1f, "strict", MAX_BUDGET),
                 "full", 32, 64);
     }
 
@@ -314,7 +314,7 @@ class PolicyPerSessionTest {
             assertThat(full.get("selectable").asBoolean()).isFalse();
             assertThat(full.get("unbounded").asBoolean()).isTrue();
         }
-        var o = new ChatServer.Options("127.0.0.1", 0, 4, null, null, 2, 4, 32, 64 * 1024, 0f, 1f, 16);
+        var o = new ChatServer.Options("127.0.0.1", 0, 4, null, null, 2, 4, 32, 64 * 1024, 0f, 1f, "strict", 16);
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> o.checkDefaultPolicy(PolicyRegistry.spec("window", 32)))
                 .hasMessageContaining("--max-budget 16");
     }

@@ -66,7 +66,7 @@ final class Fakes {
         }
     }
 
-    static final class WordCount implements TokenCountEstimator {
+    static class WordCount implements TokenCountEstimator {
         @Override
         public int estimate(String text) {
             return wordCount(text);
@@ -87,8 +87,17 @@ final class Fakes {
 
     /** An H2 database in a file under {@code dir}, with Spring AI's chat memory table. */
     static DataSource h2(Path dir) {
+        return h2("jdbc:h2:file:" + dir.resolve("memory").toAbsolutePath());
+    }
+
+    /** An H2 database in memory (kept until the JVM ends), with Spring AI's chat memory table. */
+    static DataSource h2Memory(String name) {
+        return h2("jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1");
+    }
+
+    private static DataSource h2(String url) {
         JdbcDataSource ds = new JdbcDataSource();
-        ds.setURL("jdbc:h2:file:" + dir.resolve("memory").toAbsolutePath());
+        ds.setURL(url);
         new ResourceDatabasePopulator(new ClassPathResource("org/springframework/ai/chat/memory/repository/jdbc/schema-h2.sql")).execute(ds);
         return ds;
     }

@@ -3,18 +3,8 @@ package io.fdkvc.langchain4j;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.request.DefaultChatRequestParameters;
 import io.fdkvc.core.InputException;
-import io.fdkvc.core.param.ParameterException;
-import io.fdkvc.core.policy.PolicyRegistry;
-import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.PositionMode;
-import io.fdkvc.engine.chat.ChatFormat;
-import io.fdkvc.engine.model.GgufModelLoader;
-import io.fdkvc.engine.model.Llama;
-import io.fdkvc.engine.model.LoadedModel;
-import io.fdkvc.engine.tensor.Parallel;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
-import io.fdkvc.engine.tokenizer.Tokenizers;
-import java.nio.file.Files;
+import io.fdkvc.engine.chat.LocalChat;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -156,29 +146,10 @@ public abstract class FdkvcModelBuilder<B extends FdkvcModelBuilder<B>> {
      * @throws InputException naming the option or the file at fault
      */
     LocalChatEngine engine() {
-        if (modelPath == null) throw new ParameterException("modelPath", "is required");
-        if (!Files.isRegularFile(modelPath)) throw new InputException("modelPath: " + modelPath + " is not a file");
-        if (maxTurnTokens < 1) throw new ParameterException("maxTurnTokens", "must be >= 1, got " + maxTurnTokens);
-        if (threads < 1) throw new ParameterException("threads", "must be >= 1, got " + threads);
-        if (batch < 1) throw new ParameterException("batch", "must be >= 1, got " + batch);
-        if (maxConversations < 1) throw new ParameterException("maxConversations", "must be >= 1, got " + maxConversations);
-        if (cacheBudget < 1) throw new ParameterException("cacheBudget", "must be >= 1, got " + cacheBudget);
-        PolicySpec spec = PolicyRegistry.spec(policy, cacheBudget, parameters);
+        LocalChat.Options options = new LocalChat.Options(modelPath, policy, parameters, cacheBudget, maxTurnTokens, positions, template,
+                threads, batch, maxConversations);
         LocalChatEngine.params(defaults(), seed); // the default sampling options are checked now, not at the first request
-        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // a bad name fails before loading
-        LoadedModel model = GgufModelLoader.load(modelPath);
-        try {
-            Parallel.setThreads(threads);
-            Llama llama = new Llama(model.config(), model.weights(), batch, threads);
-            // the model's own Jinja template when it renders (else a built-in format, logged), as fdkvc chat does
-            ChatTemplate tpl = ChatTemplate.select(template, model.vocabulary(),
-                    warning -> System.getLogger("io.fdkvc.langchain4j").log(System.Logger.Level.WARNING, warning));
-            ChatFormat format = new ChatFormat(tpl, Tokenizers.from(model.vocabulary()));
-            String name = modelPath.getFileName().toString();
-            return new LocalChatEngine(model, llama, format, spec, maxTurnTokens, positions, maxConversations, name, seed);
-        } catch (RuntimeException e) {
-            model.close();
-            throw e;
-        }
+        LocalChat chat = LocalChat.open(options, warning -> System.getLogger("io.fdkvc.langchain4j").log(System.Logger.Level.WARNING, warning));
+        return new LocalChatEngine(chat, seed);
     }
 }

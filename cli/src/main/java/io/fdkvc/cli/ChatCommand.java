@@ -10,7 +10,7 @@ import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.sampling.Sampler;
 import io.fdkvc.engine.session.Session;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizer;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import java.io.BufferedReader;

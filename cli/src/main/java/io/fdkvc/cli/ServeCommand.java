@@ -8,7 +8,7 @@ import io.fdkvc.engine.chat.ChatFormat;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.session.JitWarmup;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import io.fdkvc.server.ChatServer;
 import io.fdkvc.server.ModelFingerprint;
@@ -53,6 +53,12 @@ public final class ServeCommand implements Callable<Integer> {
             description = "store every conversation here after each turn (atomic writes) and restore them on restart")
     Path sessionDir;
 
+    @Option(names = "--session-store-mode", paramLabel = "MODE", defaultValue = "strict",
+            description = {"what a failed session store write does: strict (the turn fails with 507 or 503, the session stays",
+                    "at its stored turn) or best-effort (the turn stands, the session stays in memory, /health says degraded);",
+                    "default: ${DEFAULT-VALUE}"})
+    String sessionStoreMode;
+
     @Option(names = "--api-key", paramLabel = "KEY", description = "require 'Authorization: Bearer KEY' (all endpoints but /health)")
     String apiKey;
 
@@ -92,7 +98,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
-                options.sampling.temperature, options.sampling.topP);
+                options.sampling.temperature, options.sampling.topP, sessionStoreMode);
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stop = new CountDownLatch(1);
         try (ChatServer server = startServer(o)) {

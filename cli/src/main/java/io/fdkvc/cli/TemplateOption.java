@@ -1,6 +1,6 @@
 package io.fdkvc.cli;
 
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Vocabulary;
 import java.io.PrintWriter;
 import picocli.CommandLine.Option;

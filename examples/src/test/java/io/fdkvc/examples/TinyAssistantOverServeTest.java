@@ -7,7 +7,7 @@ import io.fdkvc.engine.chat.ChatFormat;
 import io.fdkvc.engine.model.GgufModelLoader;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import io.fdkvc.langchain4j.FdkvcChatMemory;
 import io.fdkvc.server.ChatServer;

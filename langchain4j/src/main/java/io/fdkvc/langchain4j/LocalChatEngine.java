@@ -18,7 +18,7 @@ import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.GenerationParams;
 import io.fdkvc.engine.chat.LocalChat;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Message;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;

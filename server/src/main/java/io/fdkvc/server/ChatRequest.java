@@ -1,8 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.engine.chat.GenerationParams;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Role;
+import io.fdkvc.engine.template.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Role;
 import java.util.ArrayList;
 import java.util.List;
 import tools.jackson.databind.JsonNode;

@@ -40,10 +40,19 @@ public final class ChatServer implements AutoCloseable {
      * @param maxBodyBytes     larger request bodies get 413
      * @param defaultTemperature temperature for requests without one
      * @param defaultTopP      top_p for requests without one
+     * @param storeMode        "strict" (a turn whose session cannot be stored fails) or "best-effort"
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode) {
+        /** Options with the defaults of the fault-handling bounds: strict store mode. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, "strict");
+        }
+
         public Options {
+            SessionManager.StoreMode.parse(storeMode);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -134,8 +143,10 @@ public final class ChatServer implements AutoCloseable {
     }
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
-    public void ready(ServedModel m) throws IOException {
-        SessionManager sm = new SessionManager(m, options.sessionDir(), options.sessions(), log);
+    public void ready(ServedModel m) {
+        SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
+        SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
+                metrics);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
         sessions = sm;
         model = m;
@@ -155,12 +166,30 @@ public final class ChatServer implements AutoCloseable {
         return m;
     }
 
+    /**
+     * 503 while loading; with a session store that cannot take writes, 503 in strict mode (every
+     * turn would fail) and "degraded" in best-effort mode, which also reports sessions whose
+     * latest turn is not stored.
+     */
     private void health(Context ctx) {
-        if (model == null) {
-            ctx.status(503).contentType("application/json").result("{\"status\":\"loading\"}");
+        SessionManager sm = sessions;
+        ObjectNode root = JSON.createObjectNode();
+        if (model == null || sm == null) {
+            ctx.status(503);
+            root.put("status", "loading");
         } else {
-            ctx.contentType("application/json").result("{\"status\":\"ok\"}");
+            String problem = sm.storeProblem();
+            int unstored = sm.unstoredCount();
+            if (problem != null && sm.mode() == SessionManager.StoreMode.STRICT) {
+                ctx.status(503);
+                root.put("status", "store_unavailable");
+            } else {
+                root.put("status", problem == null && unstored == 0 ? "ok" : "degraded");
+            }
+            if (problem != null) root.put("store", problem);
+            if (unstored > 0) root.put("unstoredSessions", unstored);
         }
+        json(ctx, root);
     }
 
     private void metrics(Context ctx) {
@@ -168,7 +197,7 @@ public final class ChatServer implements AutoCloseable {
         Scheduler sc = scheduler;
         long[] cache = sm == null ? new long[2] : sm.liveCacheFigures();
         Metrics.Gauges g = new Metrics.Gauges(sm == null ? 0 : sm.liveCount(), sm == null ? 0 : sm.storedCount(), cache[0], cache[1],
-                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount());
+                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount());
         ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.render(g));
     }
 
@@ -205,18 +234,19 @@ public final class ChatServer implements AutoCloseable {
         }
         SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages());
         Job job = new Job(entry);
+        sessions.hold(entry, job);
         try {
             job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
         } catch (InputException e) {
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             throw ApiError.invalid("messages", e.getMessage());
         } catch (RuntimeException e) {
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             throw e;
         }
         if (!scheduler.submit(job)) {
             job.reply.rollback();
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             ctx.header("Retry-After", "1");
             throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
                     + " waiting); retry later");
@@ -236,6 +266,7 @@ public final class ChatServer implements AutoCloseable {
             // text arrives piece by piece; the reply keeps the whole content
         }
         failIfFailed(job);
+        sessions.commit(job.session, job); // durable, and the session free, before the answer goes out
         Reply r = job.reply;
         metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
         ObjectNode root = JSON.createObjectNode();
@@ -303,16 +334,22 @@ public final class ChatServer implements AutoCloseable {
                 metrics.cancelled();
             }
         }
-        if (gone) return;
+        ApiError failed = null;
         if (job.failure != null || !job.committed) {
+            if (gone) return;
             log.println("fdkvc serve: request failed: " + job.failure);
-            ObjectNode err = JSON.createObjectNode();
-            ObjectNode e = err.putObject("error");
-            e.put("message", "the reply could not be generated; the session is unchanged");
-            e.put("type", "server_error");
-            e.putNull("param");
-            e.put("code", "generation_failed");
-            send(out, err);
+            failed = new ApiError(500, "server_error", null, "generation_failed", "the reply could not be generated; the session is unchanged");
+        } else {
+            try {
+                sessions.commit(job.session, job); // durable, and the session free, before [DONE]
+            } catch (ApiError e) {
+                failed = e;
+            }
+        }
+        if (gone) return;
+        if (failed != null) {
+            // the status line went out with the first chunk: the failure is the stream's last event
+            send(out, errorJson(failed));
             sendRaw(out, "data: [DONE]\n\n");
             return;
         }
@@ -367,7 +404,7 @@ public final class ChatServer implements AutoCloseable {
         json(ctx, sessionJson(m, sessions.describe(ctx.pathParam("id"))));
     }
 
-    private void deleteSession(Context ctx) throws IOException {
+    private void deleteSession(Context ctx) {
         requireModel();
         String id = ctx.pathParam("id");
         sessions.delete(id);
@@ -403,6 +440,11 @@ public final class ChatServer implements AutoCloseable {
     }
 
     private static void error(Context ctx, ApiError e) {
+        ctx.attribute("fdkvc.error", true);
+        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(errorJson(e)));
+    }
+
+    private static ObjectNode errorJson(ApiError e) {
         ObjectNode root = JSON.createObjectNode();
         ObjectNode o = root.putObject("error");
         o.put("message", e.getMessage());
@@ -411,8 +453,7 @@ public final class ChatServer implements AutoCloseable {
         else o.put("param", e.param());
         if (e.code() == null) o.putNull("code");
         else o.put("code", e.code());
-        ctx.attribute("fdkvc.error", true);
-        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(root));
+        return root;
     }
 
     @Override

@@ -1,9 +1,9 @@
 package io.fdkvc.engine.chat;
 
 import io.fdkvc.core.InputException;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Role;
+import io.fdkvc.engine.template.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Role;
 import io.fdkvc.engine.tokenizer.TokenDecoder;
 import io.fdkvc.engine.tokenizer.Tokenizer;
 import java.util.List;

@@ -3,7 +3,7 @@ package io.fdkvc.engine.chat;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.sampling.Sampler;
 import io.fdkvc.engine.session.Session;
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Message;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;

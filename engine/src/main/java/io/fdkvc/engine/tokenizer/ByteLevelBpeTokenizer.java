@@ -51,24 +51,7 @@ public final class ByteLevelBpeTokenizer extends BaseTokenizer {
         for (int b = 0; b < 256; b++) {
             byteIds[b] = tokenId(String.valueOf((char) BYTE_TO_CHAR[b]));
         }
-        String[] merges = v.merges();
-        MergeRules rules = new MergeRules(merges.length);
-        for (int rank = 0; rank < merges.length; rank++) {
-            String m = merges[rank];
-            int space = m == null ? -1 : m.indexOf(' ');
-            if (space <= 0 || space == m.length() - 1 || m.indexOf(' ', space + 1) >= 0) {
-                throw new ModelFormatException("byte-level BPE merge " + rank + " is not two tokens separated by one space: '"
-                        + m + "' (tokenizer.ggml.merges)");
-            }
-            String a = m.substring(0, space);
-            String b = m.substring(space + 1);
-            int left = tokenId(a);
-            int right = tokenId(b);
-            int merged = tokenId(a + b);
-            if (left >= 0 && right >= 0 && merged >= 0) {
-                rules.add(left, right, merged, rank);
-            }
-        }
+        MergeRules rules = MergeRules.ranked(v.merges(), this::tokenId, "byte-level BPE");
         int n = tokens.length;
         byte[][] tokenBytes = new byte[n][];
         for (int id = 0; id < n; id++) {

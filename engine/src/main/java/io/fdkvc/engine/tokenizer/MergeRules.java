@@ -1,6 +1,9 @@
 package io.fdkvc.engine.tokenizer;
 
+import io.fdkvc.engine.ModelFormatException;
+
 import java.util.Arrays;
+import java.util.function.ToIntFunction;
 
 /**
  * Which adjacent token pairs merge into which token, and how urgently: the rule with the lowest
@@ -17,6 +20,36 @@ final class MergeRules {
 
     MergeRules(int expected) {
         index = new LongIntTable(expected);
+    }
+
+    /**
+     * The rules of a GGUF merge list ({@code tokenizer.ggml.merges}: "a b", highest priority
+     * first), the rank as priority. Merges whose parts or result are not tokens can never apply and
+     * are skipped.
+     *
+     * @param tokenId a token's id, or -1
+     * @param what    the tokenizer's name, for the error message
+     * @throws ModelFormatException for an entry that is not two tokens separated by one space
+     */
+    static MergeRules ranked(String[] merges, ToIntFunction<String> tokenId, String what) {
+        MergeRules rules = new MergeRules(merges.length);
+        for (int rank = 0; rank < merges.length; rank++) {
+            String m = merges[rank];
+            int space = m == null ? -1 : m.indexOf(' ');
+            if (space <= 0 || space == m.length() - 1 || m.indexOf(' ', space + 1) >= 0) {
+                throw new ModelFormatException(what + " merge " + rank + " is not two tokens separated by one space: '"
+                        + m + "' (tokenizer.ggml.merges)");
+            }
+            String a = m.substring(0, space);
+            String b = m.substring(space + 1);
+            int left = tokenId.applyAsInt(a);
+            int right = tokenId.applyAsInt(b);
+            int merged = tokenId.applyAsInt(a + b);
+            if (left >= 0 && right >= 0 && merged >= 0) {
+                rules.add(left, right, merged, rank);
+            }
+        }
+        return rules;
     }
 
     /** Adds a rule unless the pair already has one (the first rule for a pair wins). */

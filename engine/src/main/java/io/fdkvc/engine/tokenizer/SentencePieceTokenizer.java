@@ -27,6 +27,11 @@ import java.util.Arrays;
  * of two token strings is a token exactly when that token splits into them), without building
  * strings while encoding. Where two tokens share one string the lower id stands for it.
  *
+ * <p>Gemma 4 (GGUF model "gemma4") writes text the same way (spaces as "▁", no dummy prefix,
+ * byte tokens for characters without a token) but merges as BPE does, by the rank of its merge
+ * list ({@code tokenizer.ggml.merges}) rather than by score, within runs of newlines and runs of
+ * everything else; a run of newlines that is itself a token is taken whole (as llama.cpp does).
+ *
  * <p>Decoding: "▁" becomes a space, byte tokens their byte, control, unknown and unused tokens
  * nothing (llama.cpp's {@code llama_token_to_piece} without {@code special}). The dummy
  * prefix is dropped from the first token of a text and from a token that follows a special token
@@ -37,6 +42,8 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
     private static final char SENTENCEPIECE_SPACE = '\u2581';
 
     private final float[] scores;
+    /** Gemma 4: merges by rank, text split at newline runs. */
+    private final boolean mergesByRank;
     private final int spaceSymbol;
     private final int spaceId;
     private final int unknownId;
@@ -46,14 +53,18 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
     public SentencePieceTokenizer(Vocabulary v) {
         super(v, true);
         int n = tokens.length;
-        if (v.scores() == null) {
+        mergesByRank = "gemma4".equals(v.model());
+        if (mergesByRank && v.merges() == null) {
+            throw new ModelFormatException("Gemma 4 (gemma4) tokenizer has no merges (tokenizer.ggml.merges)");
+        }
+        if (v.scores() == null && !mergesByRank) {
             throw new ModelFormatException("SentencePiece (llama) tokenizer has no scores (tokenizer.ggml.scores)");
         }
-        if (v.scores().length != n) {
+        if (v.scores() != null && v.scores().length != n) {
             throw new ModelFormatException("SentencePiece (llama) tokenizer has " + v.scores().length + " scores for "
                     + n + " tokens (tokenizer.ggml.scores)");
         }
-        scores = v.scores().clone();
+        scores = v.scores() == null ? new float[n] : v.scores().clone();
 
         boolean sentencePieceSpace = false;
         for (String t : tokens) {
@@ -103,7 +114,8 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
                 dummySpace[id] = addSpacePrefix && spaceId >= 0 && !t.isEmpty() && t.charAt(0) == spaceSymbol;
             }
         }
-        setTables(buildRules(), tokenBytes, dummySpace);
+        setTables(mergesByRank ? MergeRules.ranked(v.merges(), this::tokenId, "Gemma 4 BPE") : buildRules(),
+                tokenBytes, dummySpace);
     }
 
     private boolean isCanonical(int id) {
@@ -141,9 +153,31 @@ public final class SentencePieceTokenizer extends BaseTokenizer {
         if (from >= to) {
             return;
         }
+        if (!mergesByRank) {
+            encodeRun(text, from, to, prefix && addSpacePrefix, scratch, out);
+            return;
+        }
+        for (int start = from; start < to; ) {
+            boolean newlines = text.charAt(start) == '\n';
+            int end = start;
+            while (end < to && (text.charAt(end) == '\n') == newlines) {
+                end++;
+            }
+            int whole = newlines ? tokenId(text.substring(start, end)) : -1;
+            if (whole >= 0) {
+                out.add(whole);
+            } else {
+                encodeRun(text, start, end, false, scratch, out);
+            }
+            start = end;
+        }
+    }
+
+    /** The characters of {@code text[from, to)} (byte tokens where a character has none), merged. */
+    private void encodeRun(String text, int from, int to, boolean dummyPrefix, Scratch scratch, IntBuffer out) {
         SymbolMerger merger = scratch.merger;
         merger.reset();
-        if (prefix && addSpacePrefix && spaceId >= 0) {
+        if (dummyPrefix && spaceId >= 0) {
             merger.add(spaceId);
         }
         byte[] buf = scratch.utf8;

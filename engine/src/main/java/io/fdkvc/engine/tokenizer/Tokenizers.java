@@ -7,7 +7,7 @@ public final class Tokenizers {
     private Tokenizers() {}
 
     /**
-     * "llama" → {@link SentencePieceTokenizer}, "gpt2" → {@link ByteLevelBpeTokenizer}.
+     * "llama" and "gemma4" → {@link SentencePieceTokenizer}, "gpt2" → {@link ByteLevelBpeTokenizer}.
      *
      * @throws ModelFormatException for another or a missing model name, or inconsistent data
      */
@@ -17,13 +17,13 @@ public final class Tokenizers {
         }
         String model = vocabulary.model();
         if (model == null) {
-            throw new ModelFormatException("tokenizer model is missing (tokenizer.ggml.model); supported: llama, gpt2");
+            throw new ModelFormatException("tokenizer model is missing (tokenizer.ggml.model); supported: llama, gemma4, gpt2");
         }
         return switch (model) {
-            case "llama" -> new SentencePieceTokenizer(vocabulary);
+            case "llama", "gemma4" -> new SentencePieceTokenizer(vocabulary);
             case "gpt2" -> new ByteLevelBpeTokenizer(vocabulary);
             default -> throw new ModelFormatException("unsupported tokenizer model '" + model
-                    + "' (tokenizer.ggml.model); supported: llama (SentencePiece), gpt2 (byte-level BPE)");
+                    + "' (tokenizer.ggml.model); supported: llama (SentencePiece), gemma4 (Gemma 4 BPE), gpt2 (byte-level BPE)");
         };
     }
 }

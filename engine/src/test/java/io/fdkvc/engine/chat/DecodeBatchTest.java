@@ -4,7 +4,7 @@ import static io.fdkvc.engine.chat.ConversationTest.conversation;
 import static io.fdkvc.engine.chat.ConversationTest.turn;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fdkvc.engine.tokenizer.ChatTemplate.Message;
+import io.fdkvc.engine.template.ChatTemplate.Message;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -13,7 +13,7 @@ class PreTokenizerTest {
         assertThat(PreTokenizer.forName("llama-bpe")).isEqualTo(PreTokenizer.LLAMA3);
         assertThat(PreTokenizer.forName("llama3")).isEqualTo(PreTokenizer.LLAMA3);
         assertThat(PreTokenizer.forName("qwen2")).isEqualTo(PreTokenizer.QWEN2);
-        assertThat(PreTokenizer.forName("smollm")).isEqualTo(PreTokenizer.SMOLLM);
+        assertThat(PreTokenizer.forName("smollm")).isEqualTo(PreTokenizer.STARCODER);
         assertThat(PreTokenizer.forName("gpt2")).isEqualTo(PreTokenizer.GPT2);
         assertThat(PreTokenizer.forName("default")).isEqualTo(PreTokenizer.GPT2);
         assertThat(PreTokenizer.forName(null)).isEqualTo(PreTokenizer.GPT2);
@@ -72,9 +72,9 @@ class PreTokenizerTest {
      */
     @Test
     void smollmSplitsDigitsBeforeGpt2() {
-        assertThat(PreTokenizer.SMOLLM.split("a  1")).containsExactly("a", "  ", "1");
+        assertThat(PreTokenizer.STARCODER.split("a  1")).containsExactly("a", "  ", "1");
         assertThat(PreTokenizer.GPT2.split("a  1")).containsExactly("a", " ", " 1");
-        assertThat(PreTokenizer.SMOLLM.split("v12 ok")).containsExactly("v", "1", "2", " ok");
+        assertThat(PreTokenizer.STARCODER.split("v12 ok")).containsExactly("v", "1", "2", " ok");
     }
 
     @Property(tries = 300)

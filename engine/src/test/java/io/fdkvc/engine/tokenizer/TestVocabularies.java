@@ -15,10 +15,10 @@ import java.util.Map;
  * Vocabularies for the tests: the two real files of stories260K read by small test-only readers
  * (independent of the engine's own loaders), and hand-made byte-level BPE vocabularies.
  */
-final class TestVocabularies {
+public final class TestVocabularies {
     private TestVocabularies() {}
 
-    static Path shared() {
+    public static Path shared() {
         String dir = System.getProperty("fdkvc.shared");
         if (dir == null) {
             throw new IllegalStateException("system property fdkvc.shared is not set (surefire sets it to ../shared)");
@@ -26,7 +26,7 @@ final class TestVocabularies {
         return Path.of(dir);
     }
 
-    static Path stories260K(String file) {
+    public static Path stories260K(String file) {
         Path p = shared().resolve("models/stories260K").resolve(file);
         if (!Files.isRegularFile(p)) {
             throw new IllegalStateException("missing test model file " + p);
@@ -38,7 +38,7 @@ final class TestVocabularies {
      * llama2.c's tokenizer file: int32 max_token_length, then per token float32 score, int32
      * length, that many bytes (little-endian). 512 tokens; BOS 1, EOS 2; no token types.
      */
-    static Vocabulary tok512() {
+    public static Vocabulary tok512() {
         try {
             ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(stories260K("tok512.bin"))).order(ByteOrder.LITTLE_ENDIAN);
             b.getInt(); // max token length
@@ -61,7 +61,7 @@ final class TestVocabularies {
     }
 
     /** The tokenizer metadata of stories260K.gguf, read by a minimal GGUF v3 metadata reader. */
-    static Vocabulary stories260KGguf() {
+    public static Vocabulary stories260KGguf() {
         Map<String, Object> kv = readGgufMetadata(stories260K("stories260K.gguf"));
         Object[] tokens = (Object[]) kv.get("tokenizer.ggml.tokens");
         Object[] scores = (Object[]) kv.get("tokenizer.ggml.scores");
@@ -79,7 +79,7 @@ final class TestVocabularies {
                 ((Number) kv.get("tokenizer.ggml.eos_token_id")).intValue(), (String) kv.get("tokenizer.chat_template"));
     }
 
-    static Map<String, Object> readGgufMetadata(Path file) {
+    public static Map<String, Object> readGgufMetadata(Path file) {
         try {
             ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
             if (b.getInt() != 0x46554747) { // "GGUF"
@@ -135,7 +135,7 @@ final class TestVocabularies {
      * value, token string = GPT-2's character for the byte), then {@code extra} tokens from 256
      * on, with the given types (null: normal).
      */
-    static Vocabulary byteLevel(String pre, List<String> extra, int[] extraTypes, List<String> merges, int bos, int eos) {
+    public static Vocabulary byteLevel(String pre, List<String> extra, int[] extraTypes, List<String> merges, int bos, int eos) {
         String[] tokens = new String[256 + extra.size()];
         int[] types = new int[tokens.length];
         for (int b = 0; b < 256; b++) {

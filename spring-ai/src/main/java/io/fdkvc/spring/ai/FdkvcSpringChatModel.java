@@ -5,7 +5,7 @@ import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.chat.GenerationParams;
 import io.fdkvc.engine.chat.LocalChat;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

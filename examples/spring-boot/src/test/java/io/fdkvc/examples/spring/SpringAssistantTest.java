@@ -8,7 +8,7 @@ import io.fdkvc.engine.chat.ChatFormat;
 import io.fdkvc.engine.model.GgufModelLoader;
 import io.fdkvc.engine.model.Llama;
 import io.fdkvc.engine.model.LoadedModel;
-import io.fdkvc.engine.tokenizer.ChatTemplate;
+import io.fdkvc.engine.template.ChatTemplate;
 import io.fdkvc.engine.tokenizer.Tokenizers;
 import io.fdkvc.server.ChatServer;
 import io.fdkvc.server.ModelFingerprint;

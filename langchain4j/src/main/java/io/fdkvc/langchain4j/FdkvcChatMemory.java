@@ -17,14 +17,13 @@ import dev.langchain4j.store.memory.chat.InMemoryChatMemoryStore;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.memory.ChatSelection;
+import io.fdkvc.memory.MemoryBuilder;
 import io.fdkvc.memory.MemoryConfig;
 import io.fdkvc.memory.MemoryState;
 import io.fdkvc.memory.MessageInfo;
 import io.fdkvc.memory.MiniLm;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -246,15 +245,10 @@ public final class FdkvcChatMemory implements ChatMemory {
     }
 
     /** Builds a {@link FdkvcChatMemory}; only {@code maxTokens} is required. */
-    public static final class Builder {
+    public static final class Builder extends MemoryBuilder<Builder> {
         private Object id = "default";
-        private int maxTokens;
         private TokenCountEstimator estimator;
         private EmbeddingModel embeddingModel;
-        private String policy = DEFAULT_POLICY;
-        private final Map<String, Object> parameters = new LinkedHashMap<>();
-        private double temperature = DEFAULT_TEMPERATURE;
-        private boolean packing = true;
         private ChatMemoryStore store = new InMemoryChatMemoryStore();
 
         private Builder() {}
@@ -262,12 +256,6 @@ public final class FdkvcChatMemory implements ChatMemory {
         /** The memory's id in the store (default {@code "default"}). */
         public Builder id(Object id) {
             this.id = Objects.requireNonNull(id, "id");
-            return this;
-        }
-
-        /** The most tokens {@link #messages()} returns, system message included (required). */
-        public Builder maxTokens(int maxTokens) {
-            this.maxTokens = maxTokens;
             return this;
         }
 
@@ -287,39 +275,6 @@ public final class FdkvcChatMemory implements ChatMemory {
             return this;
         }
 
-        /** The registry name of the policy (default {@value #DEFAULT_POLICY}); see {@code fdkvc policies}. */
-        public Builder policy(String name) {
-            this.policy = Objects.requireNonNull(name, "policy");
-            return this;
-        }
-
-        /** One policy parameter (name as {@code fdkvc policies} lists it); validated by {@link #build()}. */
-        public Builder policyParameter(String name, Object value) {
-            parameters.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
-            return this;
-        }
-
-        /** Policy parameters by name, added to those already set. */
-        public Builder policyParameters(Map<String, ?> values) {
-            values.forEach(this::policyParameter);
-            return this;
-        }
-
-        /** Attention temperature: the policy's attention logits are cosine / temperature (default {@value #DEFAULT_TEMPERATURE}). */
-        public Builder temperature(double temperature) {
-            this.temperature = temperature;
-            return this;
-        }
-
-        /**
-         * Whether the policy readmits evicted messages that still fit the budget, best-ranked
-         * first (core's shared packing; default on). Off: the paper's plain eviction.
-         */
-        public Builder packing(boolean on) {
-            this.packing = on;
-            return this;
-        }
-
         /** Where the transcript and the state live (default: a new {@link InMemoryChatMemoryStore}). */
         public Builder chatMemoryStore(ChatMemoryStore store) {
             this.store = Objects.requireNonNull(store, "chatMemoryStore");
@@ -331,7 +286,7 @@ public final class FdkvcChatMemory implements ChatMemory {
          *                        parameter that is invalid
          */
         public FdkvcChatMemory build() {
-            return new FdkvcChatMemory(this, new MemoryConfig(policy, parameters, maxTokens, temperature, packing));
+            return new FdkvcChatMemory(this, config());
         }
     }
 }

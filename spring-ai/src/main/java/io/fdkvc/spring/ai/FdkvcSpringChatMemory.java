@@ -3,6 +3,7 @@ package io.fdkvc.spring.ai;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.memory.ChatSelection;
+import io.fdkvc.memory.MemoryBuilder;
 import io.fdkvc.memory.MemoryConfig;
 import io.fdkvc.memory.MemoryState;
 import io.fdkvc.memory.MessageInfo;
@@ -257,23 +258,12 @@ public final class FdkvcSpringChatMemory implements ChatMemory {
     }
 
     /** Builds a {@link FdkvcSpringChatMemory}; only {@code maxTokens} is required. */
-    public static final class Builder {
-        private int maxTokens;
+    public static final class Builder extends MemoryBuilder<Builder> {
         private TokenCountEstimator estimator;
         private EmbeddingModel embeddingModel;
-        private String policy = MemoryConfig.DEFAULT_POLICY;
-        private final Map<String, Object> parameters = new LinkedHashMap<>();
-        private double temperature = MemoryConfig.DEFAULT_TEMPERATURE;
-        private boolean packing = true;
         private ChatMemoryRepository repository = new InMemoryChatMemoryRepository();
 
         private Builder() {}
-
-        /** The most tokens {@link #get(String)} returns per conversation, system message included (required). */
-        public Builder maxTokens(int maxTokens) {
-            this.maxTokens = maxTokens;
-            return this;
-        }
 
         /**
          * Counts a message's tokens (default: the bert-base-uncased WordPiece tokenizer of
@@ -290,36 +280,6 @@ public final class FdkvcSpringChatMemory implements ChatMemory {
             return this;
         }
 
-        /** The registry name of the policy (default {@value MemoryConfig#DEFAULT_POLICY}); see {@code fdkvc policies}. */
-        public Builder policy(String name) {
-            this.policy = Objects.requireNonNull(name, "policy");
-            return this;
-        }
-
-        /** One policy parameter (name as {@code fdkvc policies} lists it); validated by {@link #build()}. */
-        public Builder policyParameter(String name, Object value) {
-            parameters.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
-            return this;
-        }
-
-        /** Policy parameters by name, added to those already set. */
-        public Builder policyParameters(Map<String, ?> values) {
-            values.forEach(this::policyParameter);
-            return this;
-        }
-
-        /** Attention temperature: the policy's attention logits are cosine / temperature (default {@value MemoryConfig#DEFAULT_TEMPERATURE}). */
-        public Builder temperature(double temperature) {
-            this.temperature = temperature;
-            return this;
-        }
-
-        /** Whether the policy readmits evicted messages that still fit the budget (default on). Off: the paper's plain eviction. */
-        public Builder packing(boolean on) {
-            this.packing = on;
-            return this;
-        }
-
         /** Where the transcripts and the states live (default: a new {@link InMemoryChatMemoryRepository}). */
         public Builder chatMemoryRepository(ChatMemoryRepository repository) {
             this.repository = Objects.requireNonNull(repository, "chatMemoryRepository");
@@ -331,7 +291,7 @@ public final class FdkvcSpringChatMemory implements ChatMemory {
          *                        parameter that is invalid
          */
         public FdkvcSpringChatMemory build() {
-            return new FdkvcSpringChatMemory(this, new MemoryConfig(policy, parameters, maxTokens, temperature, packing));
+            return new FdkvcSpringChatMemory(this, config());
         }
     }
 }

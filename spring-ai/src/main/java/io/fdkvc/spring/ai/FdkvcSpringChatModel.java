@@ -2,16 +2,12 @@ package io.fdkvc.spring.ai;
 
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
-import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.chat.GenerationParams;
 import io.fdkvc.engine.chat.LocalChat;
+import io.fdkvc.engine.chat.LocalChatBuilder;
 import io.fdkvc.engine.template.ChatTemplate;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import org.springframework.ai.chat.memory.ChatMemory;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.messages.Message;
@@ -170,90 +166,13 @@ public final class FdkvcSpringChatModel implements ChatModel, AutoCloseable {
     }
 
     /** Builds a {@link FdkvcSpringChatModel}; only {@code modelPath} is required. */
-    public static final class Builder {
-        private Path modelPath;
-        private String policy = "fdkvc";
-        private final Map<String, Object> parameters = new LinkedHashMap<>();
-        private int cacheBudget = 256;
-        private int maxTurnTokens = 512;
-        private PositionMode positions = PositionMode.CACHE;
-        private String template;
-        private int threads = Runtime.getRuntime().availableProcessors();
-        private int batch = 64;
-        private int maxConversations = 8;
-        private long seed;
+    public static final class Builder extends LocalChatBuilder<Builder> {
         private double temperature = 0;
         private double topP = 1;
         private int maxTokens = DEFAULT_MAX_TOKENS;
         private List<String> stopSequences = List.of();
 
         private Builder() {}
-
-        /** The GGUF model file (required). */
-        public Builder modelPath(Path modelPath) {
-            this.modelPath = Objects.requireNonNull(modelPath, "modelPath");
-            return this;
-        }
-
-        /** The KV cache policy by registry name (default {@code fdkvc}); see {@code fdkvc policies}. */
-        public Builder policy(String name) {
-            this.policy = Objects.requireNonNull(name, "policy");
-            return this;
-        }
-
-        /** One parameter of the cache policy. */
-        public Builder policyParameter(String name, Object value) {
-            parameters.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
-            return this;
-        }
-
-        /** Entries (tokens) each KV stream keeps after a turn (default 256). */
-        public Builder cacheBudget(int tokens) {
-            this.cacheBudget = tokens;
-            return this;
-        }
-
-        /** Tokens a turn may add before the policy runs; longer turns run in chunks (default 512). */
-        public Builder maxTurnTokens(int tokens) {
-            this.maxTurnTokens = tokens;
-            return this;
-        }
-
-        /** RoPE position of a cached entry (default {@link PositionMode#CACHE}). */
-        public Builder positions(PositionMode positions) {
-            this.positions = Objects.requireNonNull(positions, "positions");
-            return this;
-        }
-
-        /** The chat format by name ({@code chatml}, {@code llama3}, {@code llama2}, {@code plain}); default: detected from the model. */
-        public Builder template(String name) {
-            this.template = Objects.requireNonNull(name, "template");
-            return this;
-        }
-
-        /** Threads of the forward pass (default: all cores). */
-        public Builder threads(int threads) {
-            this.threads = threads;
-            return this;
-        }
-
-        /** Prompt tokens processed together (default 64). */
-        public Builder batch(int tokens) {
-            this.batch = tokens;
-            return this;
-        }
-
-        /** Conversations (each with its own cache) held at once; the least recently used goes first (default 8). */
-        public Builder maxConversations(int n) {
-            this.maxConversations = n;
-            return this;
-        }
-
-        /** Seed of the sampler's random stream, the same for every request (default 0). */
-        public Builder seed(long seed) {
-            this.seed = seed;
-            return this;
-        }
 
         /** Default sampling temperature, 0 for greedy (default 0). */
         public Builder temperature(double temperature) {
@@ -285,12 +204,11 @@ public final class FdkvcSpringChatModel implements ChatModel, AutoCloseable {
          * @throws InputException naming the option or the file at fault
          */
         public FdkvcSpringChatModel build() {
-            LocalChat.Options options = new LocalChat.Options(modelPath, policy, parameters, cacheBudget, maxTurnTokens, positions, template,
-                    threads, batch, maxConversations);
+            LocalChat.Options options = options();
             ChatOptions defaults = ChatOptions.builder().temperature(temperature).topP(topP).maxTokens(maxTokens).stopSequences(stopSequences).build();
-            new GenerationParams(maxTokens, (float) temperature, (float) topP, seed, stopSequences); // checked now, not at the first request
+            new GenerationParams(maxTokens, (float) temperature, (float) topP, seed(), stopSequences); // checked now, not at the first request
             LocalChat chat = LocalChat.open(options, w -> System.getLogger("io.fdkvc.spring.ai").log(System.Logger.Level.WARNING, w));
-            return new FdkvcSpringChatModel(chat, defaults, seed);
+            return new FdkvcSpringChatModel(chat, defaults, seed());
         }
     }
 }

@@ -78,6 +78,21 @@ public final class ServeCommand implements Callable<Integer> {
             description = "largest request body (413 beyond); default: ${DEFAULT-VALUE}")
     int maxBody;
 
+    @Option(names = "--max-prompt-tokens", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_PROMPT_TOKENS,
+            description = "most prompt tokens one request may add (those not already cached; 400 beyond), so that one request"
+                    + " cannot hold the model for minutes; default: ${DEFAULT-VALUE}")
+    int maxPromptTokens;
+
+    @Option(names = "--read-timeout", paramLabel = "SECONDS", defaultValue = "" + ChatServer.Options.DEFAULT_READ_TIMEOUT_SECONDS,
+            description = "longest silence while a request's headers or body arrive (408 for a body) or a write is blocked;"
+                    + " default: ${DEFAULT-VALUE}")
+    int readTimeout;
+
+    @Option(names = "--max-connections", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_CONNECTIONS,
+            description = "connections held at once (more wait to be accepted); an eighth of them, at least 16, may be sending"
+                    + " a request body at once (more get 503); default: ${DEFAULT-VALUE}")
+    int maxConnections;
+
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
             description = {"before it reports ready, run throwaway conversations for this long so that the JIT has compiled",
                     "the forward pass, batched decoding and the policy (a fresh JVM's first request is several times slower);",
@@ -98,7 +113,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
-                options.sampling.temperature, options.sampling.topP, sessionStoreMode);
+                options.sampling.temperature, options.sampling.topP, sessionStoreMode, maxPromptTokens, readTimeout, maxConnections);
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stop = new CountDownLatch(1);
         try (ChatServer server = startServer(o)) {

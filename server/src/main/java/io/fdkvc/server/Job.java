@@ -20,6 +20,8 @@ final class Job {
     volatile Conversation.State state;
     volatile Throwable failure;
     volatile long evicted;
+    /** The client left (its connection closed, or a write failed): the reply is cancelled. */
+    volatile boolean gone;
 
     Job(SessionManager.Entry session) {
         this.session = session;
@@ -27,6 +29,12 @@ final class Job {
 
     void text(String piece) {
         events.add(piece);
+    }
+
+    void abandon() {
+        gone = true;
+        Reply r = reply;
+        if (r != null) r.cancel();
     }
 
     void finish() {

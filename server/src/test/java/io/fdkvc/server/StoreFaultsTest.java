@@ -187,9 +187,8 @@ class StoreFaultsTest {
     void bestEffortKeepsAnUnstoredSessionInMemoryAndSaysDegraded(@TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
         Path dir = tmpfs(tmp, "size=2m");
-        var o = TestServers.options(1, dir, null, 4, 8);
-        o = new ChatServer.Options(o.host(), o.port(), o.sessions(), o.sessionDir(), o.apiKey(), o.parallel(), o.queue(),
-                o.defaultMaxTokens(), o.maxBodyBytes(), o.defaultTemperature(), o.defaultTopP(), "best-effort");
+        var d = TestServers.options(1, dir, null, 4, 8);
+        var o = TestServers.with(d, "best-effort", d.maxPromptTokens(), d.readTimeoutSeconds(), d.maxConnections(), d.maxBodyBytes());
         try (var s = TestServers.start(o, POLICY, BUDGET, TURN)) {
             Client c = new Client(s.base(), null);
             c.say(SessionsTest.USERS[0], 8);

@@ -38,6 +38,14 @@ final class TestServers {
         return new ChatServer.Options("127.0.0.1", 0, sessions, dir, apiKey, parallel, queue, 32, 64 * 1024, 0f, 1f);
     }
 
+    /** {@code o} with other store mode, fault bounds and body limit. */
+    static ChatServer.Options with(ChatServer.Options o, String storeMode, int maxPromptTokens, int readTimeoutSeconds, int maxConnections,
+                                   int maxBodyBytes) {
+        return new ChatServer.Options(o.host(), o.port(), o.sessions(), o.sessionDir(), o.apiKey(), o.parallel(), o.queue(),
+                o.defaultMaxTokens(), maxBodyBytes, o.defaultTemperature(), o.defaultTopP(), storeMode, maxPromptTokens,
+                readTimeoutSeconds, maxConnections);
+    }
+
     static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens) throws IOException {
         return start(o, policy, budget, maxTurnTokens, System.err);
     }

@@ -34,7 +34,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Serve the model over OpenAI's chat completions API (POST /v1/chat/completions, streaming too),",
                 "one bounded, policy-managed KV cache per conversation. Also GET /v1/models, /health, /metrics,",
-                "GET /v1/sessions[/ID], DELETE /v1/sessions/ID. Sampling options are the defaults for requests that omit them."})
+                "GET /v1/sessions[/ID[/cache]], DELETE /v1/sessions/ID, GET /v1/policies, and a chat page at GET /.",
+                "Sampling options and the policy are the defaults for requests that omit them."})
 public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "address to bind; default: ${DEFAULT-VALUE}")
     String host;
@@ -93,6 +94,11 @@ public final class ServeCommand implements Callable<Integer> {
                     + " a request body at once (more get 503); default: ${DEFAULT-VALUE}")
     int maxConnections;
 
+    @Option(names = "--max-budget", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_BUDGET,
+            description = {"largest budget a request may choose for its conversation (\"fdkvc\": {\"policy\", \"budget\", \"params\"}",
+                    "in the request body); must be >= --budget; default: ${DEFAULT-VALUE}"})
+    int maxBudget;
+
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
             description = {"before it reports ready, run throwaway conversations for this long so that the JIT has compiled",
                     "the forward pass, batched decoding and the policy (a fresh JVM's first request is several times slower);",
@@ -113,7 +119,9 @@ public final class ServeCommand implements Callable<Integer> {
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
-                options.sampling.temperature, options.sampling.topP, sessionStoreMode, maxPromptTokens, readTimeout, maxConnections);
+                options.sampling.temperature, options.sampling.topP, sessionStoreMode, maxBudget, maxPromptTokens, readTimeout,
+                maxConnections);
+        o.checkDefaultPolicy(ps);
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stop = new CountDownLatch(1);
         try (ChatServer server = startServer(o)) {

@@ -1,6 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.FinishReason;
 import io.fdkvc.engine.chat.Reply;
 import io.javalin.Javalin;
@@ -41,35 +43,48 @@ public final class ChatServer implements AutoCloseable {
      * @param defaultTemperature temperature for requests without one
      * @param defaultTopP      top_p for requests without one
      * @param storeMode        "strict" (a turn whose session cannot be stored fails) or "best-effort"
+     * @param maxBudget        largest budget a request may choose for its conversation ({@link PolicyChoice})
      * @param maxPromptTokens  a request whose new prompt tokens (those not already cached) exceed this gets 400
      * @param readTimeoutSeconds longest silence while a request's headers or body arrive (and while a write is blocked)
      * @param maxConnections   connections held at once; beyond, new ones wait to be accepted
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
                           int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
-                          int maxPromptTokens, int readTimeoutSeconds, int maxConnections) {
+                          int maxBudget, int maxPromptTokens, int readTimeoutSeconds, int maxConnections) {
+        /** {@code --max-budget}'s default. */
+        public static final int DEFAULT_MAX_BUDGET = 4096;
         public static final int DEFAULT_MAX_PROMPT_TOKENS = 8192;
         public static final int DEFAULT_READ_TIMEOUT_SECONDS = 30;
         public static final int DEFAULT_MAX_CONNECTIONS = 1024;
 
-        /** Options with the defaults of the fault-handling bounds: strict store mode and the defaults above. */
+        /** Options with the defaults of the fault-handling bounds (strict store mode) and of {@code --max-budget}. */
         public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
                        int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
             this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
-                    defaultTopP, "strict", DEFAULT_MAX_PROMPT_TOKENS, DEFAULT_READ_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS);
+                    defaultTopP, "strict", DEFAULT_MAX_BUDGET);
+        }
+
+        /** Options with the default {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, DEFAULT_MAX_BUDGET);
+        }
+
+        /** Options with the default connection and prompt bounds. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                       int maxBudget) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, maxBudget, DEFAULT_MAX_PROMPT_TOKENS, DEFAULT_READ_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS);
         }
 
         public Options {
             SessionManager.StoreMode.parse(storeMode);
-            if (maxPromptTokens < 1 || maxPromptTokens > io.fdkvc.core.Limits.MAX_NEW_TOKENS) {
-                throw new InputException("--max-prompt-tokens must be in 1.." + io.fdkvc.core.Limits.MAX_NEW_TOKENS + ", got " + maxPromptTokens);
-            }
-            if (readTimeoutSeconds < 1 || readTimeoutSeconds > 3600) {
-                throw new InputException("--read-timeout must be in 1..3600 seconds, got " + readTimeoutSeconds);
-            }
-            if (maxConnections < 16 || maxConnections > 1 << 20) {
-                throw new InputException("--max-connections must be in 16..1048576, got " + maxConnections);
-            }
+            Limits.check("--max-budget", maxBudget, 1, Limits.MAX_BUDGET);
+            Limits.check("--max-prompt-tokens", maxPromptTokens, 1, Limits.MAX_NEW_TOKENS);
+            Limits.check("--read-timeout", readTimeoutSeconds, 1, 3600);
+            Limits.check("--max-connections", maxConnections, 16, 1 << 20);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -81,6 +96,13 @@ public final class ChatServer implements AutoCloseable {
                 throw new InputException("--temperature must be in [0, 2] for the server, got " + defaultTemperature);
             }
             if (!(defaultTopP > 0 && defaultTopP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + defaultTopP);
+        }
+
+        /** Refuses a server policy whose budget is beyond what its requests may ask ({@code --max-budget}). */
+        public void checkDefaultPolicy(PolicySpec p) {
+            if (!p.kind().unbounded() && p.budget() > maxBudget) {
+                throw new InputException("--budget " + p.budget() + " exceeds --max-budget " + maxBudget);
+            }
         }
     }
 
@@ -119,9 +141,11 @@ public final class ChatServer implements AutoCloseable {
             cfg.routes.get("/health", this::health);
             cfg.routes.get("/metrics", this::metrics);
             cfg.routes.get("/v1/models", this::models);
+            cfg.routes.get("/v1/policies", this::policies);
             cfg.routes.post("/v1/chat/completions", this::chat);
             cfg.routes.get("/v1/sessions", this::listSessions);
             cfg.routes.get("/v1/sessions/{id}", this::getSession);
+            cfg.routes.get("/v1/sessions/{id}/cache", this::sessionCache);
             cfg.routes.delete("/v1/sessions/{id}", this::deleteSession);
             cfg.routes.exception(ApiError.class, (e, ctx) -> error(ctx, e));
             cfg.routes.exception(InputException.class, (e, ctx) -> error(ctx, ApiError.invalid(null, e.getMessage())));
@@ -174,6 +198,7 @@ public final class ChatServer implements AutoCloseable {
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
     public void ready(ServedModel m) {
+        options.checkDefaultPolicy(m.policy());
         SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
         SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
                 metrics);
@@ -264,7 +289,8 @@ public final class ChatServer implements AutoCloseable {
         } catch (InputException e) {
             throw ApiError.invalid("messages", e.getMessage());
         }
-        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages());
+        PolicySpec choice = PolicyChoice.parse(req.fdkvc(), m.policy(), options.maxBudget());
+        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages(), choice);
         Job job = new Job(entry);
         sessions.hold(entry, job);
         ClientWatch watch = null;
@@ -501,6 +527,31 @@ public final class ChatServer implements AutoCloseable {
         json(ctx, sessionJson(m, sessions.describe(ctx.pathParam("id"))));
     }
 
+    private void policies(Context ctx) {
+        json(ctx, PolicyCatalog.of(requireModel().policy(), options.maxBudget()));
+    }
+
+    private void sessionCache(Context ctx) {
+        requireModel();
+        int from = queryInt(ctx, "from", 0, 0, Integer.MAX_VALUE);
+        int limit = queryInt(ctx, "limit", CacheView.MAX_LIMIT, 1, CacheView.MAX_LIMIT);
+        String layers = ctx.queryParam("layers");
+        if (layers != null && !layers.equals("true") && !layers.equals("false")) throw ApiError.invalid("layers", "'layers' must be true or false");
+        json(ctx, sessions.cacheView(ctx.pathParam("id"), from, limit, "true".equals(layers)));
+    }
+
+    private static int queryInt(Context ctx, String name, int dflt, int min, int max) {
+        String v = ctx.queryParam(name);
+        if (v == null) return dflt;
+        try {
+            int k = Integer.parseInt(v.strip());
+            if (k >= min && k <= max) return k;
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw ApiError.invalid(name, "'" + name + "' must be an integer in " + min + ".." + max + ", got " + ApiError.excerpt(v));
+    }
+
     private void deleteSession(Context ctx) {
         requireModel();
         String id = ctx.pathParam("id");
@@ -525,9 +576,9 @@ public final class ChatServer implements AutoCloseable {
         o.put("totalEntries", e.totalEntries());
         o.put("evictions", e.evictions());
         o.put("kvBytes", e.kvBytes());
-        o.put("policy", m.policy().name());
-        o.put("policySpec", m.policy().toString());
-        o.put("budget", m.policy().budget());
+        o.put("policy", e.policy().name());
+        o.put("policySpec", e.policy().toString());
+        o.put("budget", e.policy().budget());
         o.put("maxTurnTokens", m.maxTurnTokens());
         return o;
     }

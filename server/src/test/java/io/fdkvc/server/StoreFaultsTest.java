@@ -238,7 +238,7 @@ class StoreFaultsTest {
             }
             // a leftover temporary file in a read-only directory does not stop the next start
             remount(dir, "rw");
-            Files.write(dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c")).key("kept") + ".tmp0123"), new byte[10]);
+            Files.write(dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c", null)).key("kept") + ".tmp0123"), new byte[10]);
             remount(dir, "ro");
             ByteArrayOutputStream log = new ByteArrayOutputStream();
             try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN,
@@ -270,7 +270,7 @@ class StoreFaultsTest {
             new Client(s.base(), "cut").say(SessionsTest.USERS[0], 8);
             new Client(s.base(), "swapped").say(SessionsTest.USERS[2], 8);
         }
-        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c"));
+        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c", null));
         Path cut = dir.resolve(names.key("cut"));
         byte[] whole = Files.readAllBytes(cut);
         Files.write(cut, java.util.Arrays.copyOf(whole, whole.length / 3));
@@ -311,7 +311,7 @@ class StoreFaultsTest {
 
     @Test
     void aSessionDamagedAtRunTimeCanBeReplacedOrDeleted(@TempDir Path dir) throws Exception {
-        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c"));
+        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c", null));
         try (var s = TestServers.start(TestServers.options(1, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
             Client a = new Client(s.base(), null);
             a.say(SessionsTest.USERS[0], 8);
@@ -348,7 +348,7 @@ class StoreFaultsTest {
         try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
             new Client(s.base(), "old").say(SessionsTest.USERS[0], 4);
         }
-        Path f = dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c")).key("old"));
+        Path f = dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c", null)).key("old"));
         try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), "h2o", BUDGET, TURN)) {
             assertThat(Files.exists(f)).isTrue();
             assertThat(Http.send("DELETE", s.base() + "/v1/sessions/old", null).statusCode()).isEqualTo(200);

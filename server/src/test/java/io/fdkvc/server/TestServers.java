@@ -42,7 +42,7 @@ final class TestServers {
     static ChatServer.Options with(ChatServer.Options o, String storeMode, int maxPromptTokens, int readTimeoutSeconds, int maxConnections,
                                    int maxBodyBytes) {
         return new ChatServer.Options(o.host(), o.port(), o.sessions(), o.sessionDir(), o.apiKey(), o.parallel(), o.queue(),
-                o.defaultMaxTokens(), maxBodyBytes, o.defaultTemperature(), o.defaultTopP(), storeMode, maxPromptTokens,
+                o.defaultMaxTokens(), maxBodyBytes, o.defaultTemperature(), o.defaultTopP(), storeMode, o.maxBudget(), maxPromptTokens,
                 readTimeoutSeconds, maxConnections);
     }
 

@@ -198,8 +198,12 @@ public final class ChatServer implements AutoCloseable {
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
     public void ready(ServedModel m) {
+        ready(m, options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir()));
+    }
+
+    /** Starts serving chat with {@code m} over {@code store} (null: none); tests pass a store that fails on demand. */
+    void ready(ServedModel m, SessionStore store) {
         options.checkDefaultPolicy(m.policy());
-        SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
         SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
                 metrics);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);

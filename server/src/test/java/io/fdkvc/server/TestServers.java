@@ -51,13 +51,20 @@ final class TestServers {
     }
 
     static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens, PrintStream log) throws IOException {
+        return start(o, policy, budget, maxTurnTokens, log, null);
+    }
+
+    /** A server whose session store is {@code store} applied to the model (null: the options' directory, if any). */
+    static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens, PrintStream log,
+                         java.util.function.Function<ServedModel, SessionStore> store) throws IOException {
         LoadedModel m = GgufModelLoader.load(model());
         Llama llama = new Llama(m.config(), m.weights(), 32, 1);
         ChatFormat format = new ChatFormat(ChatTemplate.detect(null, m.vocabulary()), Tokenizers.from(m.vocabulary()));
         ServedModel sm = new ServedModel("stories260K", ModelFingerprint.of(model(), m.config()), llama, format,
                 PolicyRegistry.spec(policy, budget), maxTurnTokens, PositionMode.CACHE);
         ChatServer s = new ChatServer(o, log);
-        s.ready(sm);
+        if (store == null) s.ready(sm);
+        else s.ready(sm, store.apply(sm));
         return new Running(s, m, llama);
     }
 }

@@ -4,6 +4,7 @@ import io.fdkvc.core.InputException;
 import io.fdkvc.core.Limits;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.FinishReason;
+import io.fdkvc.server.ui.WebUi;
 import io.fdkvc.engine.chat.Reply;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -142,6 +143,8 @@ public final class ChatServer implements AutoCloseable {
             cfg.routes.get("/metrics", this::metrics);
             cfg.routes.get("/v1/models", this::models);
             cfg.routes.get("/v1/policies", this::policies);
+            cfg.routes.get("/", WebUi::page);
+            cfg.routes.get("/ui/{asset}", WebUi::asset);
             cfg.routes.post("/v1/chat/completions", this::chat);
             cfg.routes.get("/v1/sessions", this::listSessions);
             cfg.routes.get("/v1/sessions/{id}", this::getSession);
@@ -214,7 +217,8 @@ public final class ChatServer implements AutoCloseable {
     // ---- handlers -------------------------------------------------------------------------------
 
     private void authorize(Context ctx) {
-        if (apiKey == null || ctx.path().equals("/health")) return;
+        // the page and its assets load without the key: the page asks for it
+        if (apiKey == null || ctx.path().equals("/health") || WebUi.isPublic(ctx.path())) return;
         String h = ctx.header("Authorization");
         if (h == null || !MessageDigest.isEqual(h.getBytes(StandardCharsets.UTF_8), apiKey)) throw ApiError.unauthorized();
     }
@@ -539,9 +543,14 @@ public final class ChatServer implements AutoCloseable {
         requireModel();
         int from = queryInt(ctx, "from", 0, 0, Integer.MAX_VALUE);
         int limit = queryInt(ctx, "limit", CacheView.MAX_LIMIT, 1, CacheView.MAX_LIMIT);
-        String layers = ctx.queryParam("layers");
-        if (layers != null && !layers.equals("true") && !layers.equals("false")) throw ApiError.invalid("layers", "'layers' must be true or false");
-        json(ctx, sessions.cacheView(ctx.pathParam("id"), from, limit, "true".equals(layers)));
+        json(ctx, sessions.cacheView(ctx.pathParam("id"), from, limit, queryBool(ctx, "layers"), queryBool(ctx, "messages")));
+    }
+
+    private static boolean queryBool(Context ctx, String name) {
+        String v = ctx.queryParam(name);
+        if (v == null || v.equals("false")) return false;
+        if (v.equals("true")) return true;
+        throw ApiError.invalid(name, "'" + name + "' must be true or false");
     }
 
     private static int queryInt(Context ctx, String name, int dflt, int min, int max) {

@@ -22,6 +22,8 @@ final class Job {
     volatile long evicted;
     /** The client left (its connection closed, or a write failed): the reply is cancelled. */
     volatile boolean gone;
+    /** When it was queued (the scheduler's clock). */
+    long queuedAt;
 
     Job(SessionManager.Entry session) {
         this.session = session;

@@ -18,6 +18,8 @@ final class Metrics {
     private final LongAdder evictions = new LongAdder();
     private final LongAdder cancelled = new LongAdder();
     private final LongAdder cancelledPrefill = new LongAdder();
+    private final LongAdder queueNanos = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicLong queueNanosMax = new java.util.concurrent.atomic.AtomicLong();
     private final LongAdder bodiesRefused = new LongAdder();
     private final LongAdder bodiesTimedOut = new LongAdder();
     private final LongAdder bodiesIncomplete = new LongAdder();
@@ -45,6 +47,12 @@ final class Metrics {
     void cancelled(int prefillLeft) {
         cancelled.increment();
         cancelledPrefill.add(prefillLeft);
+    }
+
+    /** A request left the queue for a slot after waiting this long (called from the scheduler's thread). */
+    void queued(long nanos) {
+        queueNanos.add(nanos);
+        queueNanosMax.accumulateAndGet(nanos, Math::max);
     }
 
     void bodyRefused() {
@@ -111,6 +119,8 @@ final class Metrics {
         counter(b, "fdkvc_session_store_failures_total", "session store writes that failed", storeFailures.sum());
         counter(b, "fdkvc_session_store_skipped_total", "session store entries skipped at start-up (not usable sessions, leftovers)",
                 storeSkipped.sum());
+        gauge(b, "fdkvc_queue_wait_seconds_total", "time requests waited for a slot", queueNanos.sum() / 1e9);
+        gauge(b, "fdkvc_queue_wait_seconds_max", "longest wait for a slot so far", queueNanosMax.get() / 1e9);
         gauge(b, "fdkvc_session_store_seconds_total", "time in session store writes", storeNanos.sum() / 1e9);
         gauge(b, "fdkvc_bodies_receiving", "request bodies being received now", g.bodiesReceiving());
         gauge(b, "fdkvc_unstored_sessions", "sessions whose latest turn is not in the store (kept in memory)", g.unstoredSessions());

@@ -46,6 +46,7 @@ final class Scheduler implements AutoCloseable {
     boolean submit(Job job) {
         synchronized (lock) {
             if (closed || active.size() + waiting.size() >= parallel + queueCapacity) return false;
+            job.queuedAt = System.nanoTime();
             waiting.add(job);
             lock.notifyAll();
             return true;
@@ -100,7 +101,11 @@ final class Scheduler implements AutoCloseable {
                         cancelled(j);
                     }
                 }
-                while (active.size() < parallel && !waiting.isEmpty()) active.add(waiting.poll());
+                while (active.size() < parallel && !waiting.isEmpty()) {
+                    Job j = waiting.poll();
+                    metrics.queued(System.nanoTime() - j.queuedAt);
+                    active.add(j);
+                }
             }
             // cancelled requests leave no trace; checked before every prefill chunk and decode step
             for (Job j : List.copyOf(active)) {

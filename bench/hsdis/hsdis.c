@@ -5,8 +5,8 @@
 //   apt-get install libcapstone-dev
 //   gcc -O2 -shared -fPIC -o hsdis-amd64.so bench/hsdis/hsdis.c -lcapstone
 //   cp hsdis-amd64.so $JAVA_HOME/lib/server/
-// then e.g. (one line): java -XX:+UnlockDiagnosticVMOptions -XX:CompileCommand=print,io.fdkvc.engine.tensor.Q8_0Tensor::dot4Pair
-//   --add-modules jdk.incubator.vector -cp engine/target/classes:core/target/classes bench/kernels/DotBench.java Q8_0 1536 576 3 4
+// then e.g. (one line): RUN_BENCH_JAVA_OPTS="-XX:+UnlockDiagnosticVMOptions
+//   -XX:CompileCommand=print,io.fdkvc.engine.tensor.Q8_0Tensor::dot4Pair" scripts/run-bench kernels.DotBench Q8_0 1536 576 3 4
 // Capstone 4 (Debian 12) does not decode some EVEX forms (memory-operand broadcasts, some
 // loads); they print as ".byte 0x62" followed by a few misread instructions.
 // HotSpot looks the plugin up by the symbol decode_instructions_virtual and calls it per code

@@ -7,9 +7,10 @@
 #                --turns TURNS --warmup WARMUP --jit-warmup JITW
 #            (fdkvc: 256 entries + the turn's own tokens; full: the context grows turn by turn)
 # llama.cpp: llama-bench -m FILE -t T -r 1 -p P -n N -d DEPTHS -o csv
-# Steady state: TURNS=10 WARMUP=4 JITW=8 (docs/benchmarks-engine.md, "Attention: two heads of a
-# group..."); with fewer turns the reported ones include the JIT compiling the eviction paths,
-# on the same cores as the forward pass.
+# Steady state: TURNS=10 WARMUP=4 JITW=8 (docs/benchmarks.md); with fewer turns the reported
+# ones include the JIT compiling the eviction paths, on the same cores as the forward pass.
+# llama-bench runs with its default flash attention (-fa auto); docs/benchmarks.md gives the
+# comparison against llama.cpp's better setting of -fa 0 and -fa 1.
 set -euo pipefail
 lb=$1/bin/llama-bench out=$2 rounds=$3
 shift 3

@@ -74,10 +74,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     /**
      * Percent of a warm-up turn's time the JIT may still spend compiling for the warm-up to end.
-     * With a budget, the first evictions compile new paths on the same cores as the forward pass:
-     * on SmolLM2 Q8_0 at budget 256, turns 3-8 after four warm-up turns prefilled at 339-463 tok/s
-     * and the turns after at 447-665 (docs/benchmarks-engine.md), so a fixed four reported the
-     * JIT's work, not the steady state.
+     * With a budget, the first evictions compile new paths on the same cores as the forward pass,
+     * so a fixed number of warm-up turns can leave the JIT's work in the reported turns rather than
+     * the steady state ({@code bench --per-turn} shows the turns where it happens).
      */
     static final int JIT_QUIET_PERCENT = 2;
     static final int JIT_MAX_FACTOR = 4;

@@ -2,6 +2,7 @@ package io.fdkvc.cli;
 
 import io.fdkvc.cli.eval.EvalRun;
 import io.fdkvc.cli.eval.GeneratorOptions;
+import io.fdkvc.cli.eval.WorkerOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -51,8 +52,8 @@ public final class EvalCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", description = "report directory, new or empty (default: reports/<timestamp>)")
     Path out;
 
-    @Option(names = "--threads", paramLabel = "N", description = "worker threads (default: the available processors)")
-    Integer threads;
+    @Mixin
+    WorkerOptions workers = new WorkerOptions();
 
     @Option(names = "--dataset", paramLabel = "sgd|tiage|multiwoz", description = "evaluate on real dialogues instead (needs --data)")
     String dataset;
@@ -66,9 +67,6 @@ public final class EvalCommand implements Callable<Integer> {
     @Option(names = "--no-packing", description = "with --dataset: policies evict without core's packing (readmitting evicted utterances that still fit); the paper's setting")
     boolean noPacking;
 
-    @Option(names = "--quiet", description = "no progress lines on stderr")
-    boolean quiet;
-
     @Spec
     CommandSpec spec;
 
@@ -81,7 +79,7 @@ public final class EvalCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         EvalRun.Options o = new EvalRun.Options(generator, dialogues, seed, policies, params, fdkvcDefaults, out,
-                threads == null ? Runtime.getRuntime().availableProcessors() : threads, dataset, data, budgetTokens, quiet,
+                workers.threads(), dataset, data, budgetTokens, workers.quiet,
                 "fdkvc " + String.join(" ", spec.commandLine().getParseResult().originalArgs()), syntheticOnlyGiven(),
                 spec.commandLine().getParseResult().hasMatchedOption("--dialogues"), noPacking);
         return EvalRun.run(o, spec.commandLine().getOut(), spec.commandLine().getErr());

@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
                 ChatCommand.class,
                 BenchCommand.class,
                 ServeCommand.class,
+                FidelityCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Main implements Runnable {

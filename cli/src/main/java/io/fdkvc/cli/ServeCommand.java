@@ -34,7 +34,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Serve the model over OpenAI's chat completions API (POST /v1/chat/completions, streaming too),",
                 "one bounded, policy-managed KV cache per conversation. Also GET /v1/models, /health, /metrics,",
-                "GET /v1/sessions[/ID], DELETE /v1/sessions/ID. Sampling options are the defaults for requests that omit them."})
+                "GET /v1/sessions[/ID[/cache]], DELETE /v1/sessions/ID, GET /v1/policies, and a chat page at GET /.",
+                "Sampling options and the policy are the defaults for requests that omit them."})
 public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "address to bind; default: ${DEFAULT-VALUE}")
     String host;
@@ -52,6 +53,12 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--session-dir", paramLabel = "DIR",
             description = "store every conversation here after each turn (atomic writes) and restore them on restart")
     Path sessionDir;
+
+    @Option(names = "--session-store-mode", paramLabel = "MODE", defaultValue = "strict",
+            description = {"what a failed session store write does: strict (the turn fails with 507 or 503, the session stays",
+                    "at its stored turn) or best-effort (the turn stands, the session stays in memory, /health says degraded);",
+                    "default: ${DEFAULT-VALUE}"})
+    String sessionStoreMode;
 
     @Option(names = "--api-key", paramLabel = "KEY", description = "require 'Authorization: Bearer KEY' (all endpoints but /health)")
     String apiKey;
@@ -71,6 +78,11 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-body", paramLabel = "BYTES", defaultValue = "4194304",
             description = "largest request body (413 beyond); default: ${DEFAULT-VALUE}")
     int maxBody;
+
+    @Option(names = "--max-budget", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_BUDGET,
+            description = {"largest budget a request may choose for its conversation (\"fdkvc\": {\"policy\", \"budget\", \"params\"}",
+                    "in the request body); must be >= --budget; default: ${DEFAULT-VALUE}"})
+    int maxBudget;
 
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
             description = {"before it reports ready, run throwaway conversations for this long so that the JIT has compiled",
@@ -92,7 +104,8 @@ public final class ServeCommand implements Callable<Integer> {
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
-                options.sampling.temperature, options.sampling.topP);
+                options.sampling.temperature, options.sampling.topP, sessionStoreMode, maxBudget);
+        o.checkDefaultPolicy(ps);
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stop = new CountDownLatch(1);
         try (ChatServer server = startServer(o)) {

@@ -2,17 +2,18 @@ package io.fdkvc.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fdkvc.cli.example.KeepOldestPolicies;
 import io.fdkvc.core.policy.PolicyRegistry;
+import io.fdkvc.examples.policy.KeepOldestPolicies;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A policy from outside core ({@link KeepOldestPolicies}, registered through
- * META-INF/services in this test source set) reaches the registry, 'fdkvc policies', trace and
- * eval, with its parameters validated like a built-in's.
+ * A policy from outside core ({@link KeepOldestPolicies} in the examples module, registered
+ * through that jar's META-INF/services, on this module's test class path as a user's jar would
+ * be) reaches the registry, 'fdkvc policies', trace and eval, with its parameters validated like a
+ * built-in's.
  */
 class PolicyProviderTest {
     @Test

@@ -13,9 +13,9 @@ import tools.jackson.databind.json.JsonMapper;
  * use (model, presence_penalty, user, ...) are ignored; fields it cannot honour ({@code n} &gt; 1)
  * and values out of range are refused with 400 naming the field.
  *
- * @param maxTokens {@code max_completion_tokens}, else {@code max_tokens}, else the server's default
+ * @param fdkvc     the {@code "fdkvc"} extension as sent (a conversation's own policy, {@link PolicyChoice}), or null
  */
-public record ChatRequest(List<Message> messages, GenerationParams params, boolean stream, boolean includeUsage) {
+public record ChatRequest(List<Message> messages, GenerationParams params, boolean stream, boolean includeUsage, JsonNode fdkvc) {
     /** Longest reply a request may ask for. */
     public static final int MAX_TOKENS_LIMIT = 1 << 16;
 
@@ -63,7 +63,8 @@ public record ChatRequest(List<Message> messages, GenerationParams params, boole
             if (!so.isObject()) throw ApiError.invalid("stream_options", "'stream_options' must be an object");
             includeUsage = bool(so, "include_usage");
         }
-        return new ChatRequest(messages, new GenerationParams(maxTokens, temperature, topP, seed, stop), stream, includeUsage);
+        return new ChatRequest(messages, new GenerationParams(maxTokens, temperature, topP, seed, stop), stream, includeUsage,
+                root.get(PolicyChoice.FIELD));
     }
 
     private static Message message(JsonNode m, int i) {

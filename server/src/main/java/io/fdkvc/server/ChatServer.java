@@ -1,6 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.FinishReason;
 import io.fdkvc.engine.chat.Reply;
 import io.javalin.Javalin;
@@ -40,10 +42,32 @@ public final class ChatServer implements AutoCloseable {
      * @param maxBodyBytes     larger request bodies get 413
      * @param defaultTemperature temperature for requests without one
      * @param defaultTopP      top_p for requests without one
+     * @param storeMode        "strict" (a turn whose session cannot be stored fails) or "best-effort"
+     * @param maxBudget        largest budget a request may choose for its conversation ({@link PolicyChoice})
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                          int maxBudget) {
+        /** {@code --max-budget}'s default. */
+        public static final int DEFAULT_MAX_BUDGET = 4096;
+
+        /** Options with the defaults of the fault-handling bounds (strict store mode) and of {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, "strict", DEFAULT_MAX_BUDGET);
+        }
+
+        /** Options with the default {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, DEFAULT_MAX_BUDGET);
+        }
+
         public Options {
+            SessionManager.StoreMode.parse(storeMode);
+            Limits.check("--max-budget", maxBudget, 1, Limits.MAX_BUDGET);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -55,6 +79,13 @@ public final class ChatServer implements AutoCloseable {
                 throw new InputException("--temperature must be in [0, 2] for the server, got " + defaultTemperature);
             }
             if (!(defaultTopP > 0 && defaultTopP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + defaultTopP);
+        }
+
+        /** Refuses a server policy whose budget is beyond what its requests may ask ({@code --max-budget}). */
+        public void checkDefaultPolicy(PolicySpec p) {
+            if (!p.kind().unbounded() && p.budget() > maxBudget) {
+                throw new InputException("--budget " + p.budget() + " exceeds --max-budget " + maxBudget);
+            }
         }
     }
 
@@ -88,9 +119,11 @@ public final class ChatServer implements AutoCloseable {
             cfg.routes.get("/health", this::health);
             cfg.routes.get("/metrics", this::metrics);
             cfg.routes.get("/v1/models", this::models);
+            cfg.routes.get("/v1/policies", this::policies);
             cfg.routes.post("/v1/chat/completions", this::chat);
             cfg.routes.get("/v1/sessions", this::listSessions);
             cfg.routes.get("/v1/sessions/{id}", this::getSession);
+            cfg.routes.get("/v1/sessions/{id}/cache", this::sessionCache);
             cfg.routes.delete("/v1/sessions/{id}", this::deleteSession);
             cfg.routes.exception(ApiError.class, (e, ctx) -> error(ctx, e));
             cfg.routes.exception(InputException.class, (e, ctx) -> error(ctx, ApiError.invalid(null, e.getMessage())));
@@ -134,8 +167,11 @@ public final class ChatServer implements AutoCloseable {
     }
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
-    public void ready(ServedModel m) throws IOException {
-        SessionManager sm = new SessionManager(m, options.sessionDir(), options.sessions(), log);
+    public void ready(ServedModel m) {
+        options.checkDefaultPolicy(m.policy());
+        SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
+        SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
+                metrics);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
         sessions = sm;
         model = m;
@@ -155,12 +191,30 @@ public final class ChatServer implements AutoCloseable {
         return m;
     }
 
+    /**
+     * 503 while loading; with a session store that cannot take writes, 503 in strict mode (every
+     * turn would fail) and "degraded" in best-effort mode, which also reports sessions whose
+     * latest turn is not stored.
+     */
     private void health(Context ctx) {
-        if (model == null) {
-            ctx.status(503).contentType("application/json").result("{\"status\":\"loading\"}");
+        SessionManager sm = sessions;
+        ObjectNode root = JSON.createObjectNode();
+        if (model == null || sm == null) {
+            ctx.status(503);
+            root.put("status", "loading");
         } else {
-            ctx.contentType("application/json").result("{\"status\":\"ok\"}");
+            String problem = sm.storeProblem();
+            int unstored = sm.unstoredCount();
+            if (problem != null && sm.mode() == SessionManager.StoreMode.STRICT) {
+                ctx.status(503);
+                root.put("status", "store_unavailable");
+            } else {
+                root.put("status", problem == null && unstored == 0 ? "ok" : "degraded");
+            }
+            if (problem != null) root.put("store", problem);
+            if (unstored > 0) root.put("unstoredSessions", unstored);
         }
+        json(ctx, root);
     }
 
     private void metrics(Context ctx) {
@@ -168,7 +222,7 @@ public final class ChatServer implements AutoCloseable {
         Scheduler sc = scheduler;
         long[] cache = sm == null ? new long[2] : sm.liveCacheFigures();
         Metrics.Gauges g = new Metrics.Gauges(sm == null ? 0 : sm.liveCount(), sm == null ? 0 : sm.storedCount(), cache[0], cache[1],
-                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount());
+                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount());
         ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.render(g));
     }
 
@@ -203,20 +257,22 @@ public final class ChatServer implements AutoCloseable {
         } catch (InputException e) {
             throw ApiError.invalid("messages", e.getMessage());
         }
-        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages());
+        PolicySpec choice = PolicyChoice.parse(req.fdkvc(), m.policy(), options.maxBudget());
+        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages(), choice);
         Job job = new Job(entry);
+        sessions.hold(entry, job);
         try {
             job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
         } catch (InputException e) {
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             throw ApiError.invalid("messages", e.getMessage());
         } catch (RuntimeException e) {
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             throw e;
         }
         if (!scheduler.submit(job)) {
             job.reply.rollback();
-            sessions.release(entry, null);
+            sessions.release(entry, job);
             ctx.header("Retry-After", "1");
             throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
                     + " waiting); retry later");
@@ -236,6 +292,7 @@ public final class ChatServer implements AutoCloseable {
             // text arrives piece by piece; the reply keeps the whole content
         }
         failIfFailed(job);
+        sessions.commit(job.session, job); // durable, and the session free, before the answer goes out
         Reply r = job.reply;
         metrics.turn(r.promptTokens(), r.cachedTokens(), r.completionTokens(), job.evicted);
         ObjectNode root = JSON.createObjectNode();
@@ -303,16 +360,22 @@ public final class ChatServer implements AutoCloseable {
                 metrics.cancelled();
             }
         }
-        if (gone) return;
+        ApiError failed = null;
         if (job.failure != null || !job.committed) {
+            if (gone) return;
             log.println("fdkvc serve: request failed: " + job.failure);
-            ObjectNode err = JSON.createObjectNode();
-            ObjectNode e = err.putObject("error");
-            e.put("message", "the reply could not be generated; the session is unchanged");
-            e.put("type", "server_error");
-            e.putNull("param");
-            e.put("code", "generation_failed");
-            send(out, err);
+            failed = new ApiError(500, "server_error", null, "generation_failed", "the reply could not be generated; the session is unchanged");
+        } else {
+            try {
+                sessions.commit(job.session, job); // durable, and the session free, before [DONE]
+            } catch (ApiError e) {
+                failed = e;
+            }
+        }
+        if (gone) return;
+        if (failed != null) {
+            // the status line went out with the first chunk: the failure is the stream's last event
+            send(out, errorJson(failed));
             sendRaw(out, "data: [DONE]\n\n");
             return;
         }
@@ -367,7 +430,32 @@ public final class ChatServer implements AutoCloseable {
         json(ctx, sessionJson(m, sessions.describe(ctx.pathParam("id"))));
     }
 
-    private void deleteSession(Context ctx) throws IOException {
+    private void policies(Context ctx) {
+        json(ctx, PolicyCatalog.of(requireModel().policy(), options.maxBudget()));
+    }
+
+    private void sessionCache(Context ctx) {
+        requireModel();
+        int from = queryInt(ctx, "from", 0, 0, Integer.MAX_VALUE);
+        int limit = queryInt(ctx, "limit", CacheView.MAX_LIMIT, 1, CacheView.MAX_LIMIT);
+        String layers = ctx.queryParam("layers");
+        if (layers != null && !layers.equals("true") && !layers.equals("false")) throw ApiError.invalid("layers", "'layers' must be true or false");
+        json(ctx, sessions.cacheView(ctx.pathParam("id"), from, limit, "true".equals(layers)));
+    }
+
+    private static int queryInt(Context ctx, String name, int dflt, int min, int max) {
+        String v = ctx.queryParam(name);
+        if (v == null) return dflt;
+        try {
+            int k = Integer.parseInt(v.strip());
+            if (k >= min && k <= max) return k;
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw ApiError.invalid(name, "'" + name + "' must be an integer in " + min + ".." + max + ", got " + ApiError.excerpt(v));
+    }
+
+    private void deleteSession(Context ctx) {
         requireModel();
         String id = ctx.pathParam("id");
         sessions.delete(id);
@@ -391,9 +479,9 @@ public final class ChatServer implements AutoCloseable {
         o.put("totalEntries", e.totalEntries());
         o.put("evictions", e.evictions());
         o.put("kvBytes", e.kvBytes());
-        o.put("policy", m.policy().name());
-        o.put("policySpec", m.policy().toString());
-        o.put("budget", m.policy().budget());
+        o.put("policy", e.policy().name());
+        o.put("policySpec", e.policy().toString());
+        o.put("budget", e.policy().budget());
         o.put("maxTurnTokens", m.maxTurnTokens());
         return o;
     }
@@ -403,6 +491,11 @@ public final class ChatServer implements AutoCloseable {
     }
 
     private static void error(Context ctx, ApiError e) {
+        ctx.attribute("fdkvc.error", true);
+        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(errorJson(e)));
+    }
+
+    private static ObjectNode errorJson(ApiError e) {
         ObjectNode root = JSON.createObjectNode();
         ObjectNode o = root.putObject("error");
         o.put("message", e.getMessage());
@@ -411,8 +504,7 @@ public final class ChatServer implements AutoCloseable {
         else o.put("param", e.param());
         if (e.code() == null) o.putNull("code");
         else o.put("code", e.code());
-        ctx.attribute("fdkvc.error", true);
-        ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(root));
+        return root;
     }
 
     @Override

@@ -17,6 +17,11 @@ final class Metrics {
     private final LongAdder prefillNanos = new LongAdder();
     private final LongAdder evictions = new LongAdder();
     private final LongAdder cancelled = new LongAdder();
+    private final LongAdder storeWrites = new LongAdder();
+    private final LongAdder storeBytes = new LongAdder();
+    private final LongAdder storeNanos = new LongAdder();
+    private final LongAdder storeFailures = new LongAdder();
+    private final LongAdder storeSkipped = new LongAdder();
 
     void request(int status) {
         requests.computeIfAbsent(status, s -> new LongAdder()).increment();
@@ -33,6 +38,22 @@ final class Metrics {
         cancelled.increment();
     }
 
+    /** A committed turn's session written: its size and the time the write took. */
+    void stored(long bytes, long nanos) {
+        storeWrites.increment();
+        storeBytes.add(bytes);
+        storeNanos.add(nanos);
+    }
+
+    void storeFailed() {
+        storeFailures.increment();
+    }
+
+    /** An entry of the store skipped at start-up (not a usable session, or a leftover removed). */
+    void storeSkipped() {
+        storeSkipped.increment();
+    }
+
     /** Called from the scheduler's thread. */
     void decode(int tokens, long nanos) {
         decodeSteps.increment();
@@ -45,7 +66,7 @@ final class Metrics {
     }
 
     /** Gauges sampled at scrape time. */
-    record Gauges(int liveSessions, int storedSessions, long cacheEntries, long kvBytes, int queueDepth, int active) {}
+    record Gauges(int liveSessions, int storedSessions, long cacheEntries, long kvBytes, int queueDepth, int active, int unstoredSessions) {}
 
     String render(Gauges g) {
         StringBuilder b = new StringBuilder();
@@ -60,6 +81,13 @@ final class Metrics {
         counter(b, "fdkvc_decode_steps_total", "batched decode steps", decodeSteps.sum());
         counter(b, "fdkvc_cancelled_total", "requests rolled back (client gone or failure)", cancelled.sum());
         counter(b, "fdkvc_evictions_total", "cache entries evicted by the policy, all streams", evictions.sum());
+        counter(b, "fdkvc_session_store_writes_total", "committed turns written to the session store", storeWrites.sum());
+        counter(b, "fdkvc_session_store_bytes_total", "bytes written to the session store", storeBytes.sum());
+        counter(b, "fdkvc_session_store_failures_total", "session store writes that failed", storeFailures.sum());
+        counter(b, "fdkvc_session_store_skipped_total", "session store entries skipped at start-up (not usable sessions, leftovers)",
+                storeSkipped.sum());
+        gauge(b, "fdkvc_session_store_seconds_total", "time in session store writes", storeNanos.sum() / 1e9);
+        gauge(b, "fdkvc_unstored_sessions", "sessions whose latest turn is not in the store (kept in memory)", g.unstoredSessions());
         double decodeSeconds = decodeNanos.sum() / 1e9, prefillSeconds = prefillNanos.sum() / 1e9;
         gauge(b, "fdkvc_decode_seconds_total", "time in decode steps", decodeSeconds);
         gauge(b, "fdkvc_prefill_seconds_total", "time in prefill chunks", prefillSeconds);

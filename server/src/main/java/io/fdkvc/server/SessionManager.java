@@ -1,9 +1,9 @@
 package io.fdkvc.server;
 
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.Conversation;
 import io.fdkvc.engine.template.ChatTemplate.Message;
 import io.fdkvc.engine.template.ChatTemplate.Role;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -26,27 +26,65 @@ import java.util.regex.Pattern;
  * idle ones leave memory (with a session directory they are already on disk, written after every
  * turn, and come back on their next request; without one they are forgotten).
  *
- * <p>A session serves one request at a time ({@link Entry#busy}). All methods synchronise on the
- * manager; loading a stored session happens inside, which is rare and bounded by its size.
+ * <p>Each session runs its own policy and budget for life: the server's default, or the one its
+ * first request chose ({@link PolicyChoice}); a later request that names another gets 409.
+ *
+ * <p>A session serves one request at a time ({@link Entry#busy}). With a store, a committed turn
+ * is written before the request answers its last byte ({@link #commit}), and the session is free
+ * again before the client learns the turn ended; a request that arrives while a session is
+ * writing waits for the write (at most {@link #FINISH_WAIT_MS}) instead of being refused. A
+ * write that fails fails the turn (strict: the session is left at its stored turn) or marks
+ * the session unstored (best-effort: the turn stands, the session stays in memory until a later
+ * write succeeds). A stored value that cannot be used is reported once (409) and then replaced.
+ *
+ * <p>All methods synchronise on the manager; store writes happen outside the lock, loading a
+ * stored session inside (rare, and bounded by its size).
  */
 final class SessionManager {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+    /** Longest a request waits for a session that is writing its last turn. */
+    static final long FINISH_WAIT_MS = 10_000;
+
+    /** What a failed store write does to the turn. */
+    enum StoreMode {
+        /** the turn fails (507 out of space, 503 otherwise); the session stays at its stored turn */
+        STRICT,
+        /** the turn stands; the session is marked unstored and kept in memory; /health says degraded */
+        BEST_EFFORT;
+
+        static StoreMode parse(String s) {
+            return switch (s) {
+                case "strict" -> STRICT;
+                case "best-effort" -> BEST_EFFORT;
+                default -> throw new io.fdkvc.core.InputException("--session-store-mode must be strict or best-effort, got "
+                        + io.fdkvc.core.Untrusted.excerpt(s));
+            };
+        }
+    }
 
     private final ServedModel model;
     private final SessionStore store; // null: no persistence
+    private final StoreMode mode;
     private final int maxLive;
     private final PrintStream log;
+    private final Metrics metrics;
     // access order: the first entries are the least recently used
     private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
     // transcript fingerprint -> sessions with that transcript (several clients may hold the same history)
     private final Map<String, java.util.Set<String>> byFingerprint = new HashMap<>();
-    private final Map<String, String> refused = new HashMap<>(); // file name -> why
+    private final Map<String, String> refused = new HashMap<>(); // store key -> why, until reported once
+    private final java.util.Set<String> setAside = new java.util.HashSet<>(); // store keys whose stored value is ignored until replaced
+    private int unstored; // live sessions whose latest turn is not in the store
 
     /** One session: live (conversation in memory) or stored (on disk only). */
     static final class Entry {
         final String id;
+        PolicySpec policy;
         Conversation conversation; // null while stored
         boolean busy;
+        Job holder; // the request that made it busy
+        boolean finishing; // its committed turn is being written
+        boolean unstored; // its latest turn is not in the store (best-effort after a failed write)
         int turns;
         long evictions;
         String fingerprint; // of the committed transcript
@@ -61,35 +99,70 @@ final class SessionManager {
         boolean live() { return conversation != null; }
     }
 
-    SessionManager(ServedModel model, Path dir, int maxLive, PrintStream log) throws IOException {
+    SessionManager(ServedModel model, SessionStore store, StoreMode mode, int maxLive, PrintStream log, Metrics metrics) {
         this.model = model;
+        this.store = store;
+        this.mode = mode;
         this.maxLive = maxLive;
         this.log = log;
-        this.store = dir == null ? null : new SessionStore(dir, model.modelFingerprint(), model.cacheFingerprint());
-        if (store != null) scan();
+        this.metrics = metrics;
+        if (store != null) open();
+    }
+
+    /** The directory store for {@code dir} with this model's fingerprints. */
+    static SessionStore directory(ServedModel model, Path dir) {
+        return new DirectoryStore(dir, new SessionCodec(model.modelFingerprint(), model.cacheFingerprint(), model.policy()));
     }
 
     boolean persistent() { return store != null; }
 
-    /** Indexes the stored sessions; files from another model or configuration are refused (logged, kept, never read as ours). */
-    private void scan() throws IOException {
-        for (Path f : store.files()) {
-            try {
-                SessionStore.Stored s = store.read(f);
-                if (!store.file(s.id()).getFileName().equals(f.getFileName())) {
-                    throw new SessionStore.Refused("stored session " + f.getFileName() + " does not belong to its id");
+    StoreMode mode() { return mode; }
+
+    /**
+     * Indexes the stored sessions. Nothing found there stops the server: every entry that is not
+     * a readable session of this model and cache is skipped with one log line (a refused one is
+     * kept, and reported to the first request that names its id), and a store that cannot be
+     * listed or written is reported.
+     */
+    private void open() {
+        try {
+            store.scan(new SessionStore.Found() {
+                @Override
+                public void session(String key, SessionStore.Stored s) {
+                    Entry e = new Entry(s.id());
+                    e.policy = s.policy();
+                    e.turns = s.turns();
+                    e.evictions = s.evictions();
+                    stored(e, s.state());
+                    entries.put(e.id, e);
+                    index(e);
                 }
-                Entry e = new Entry(s.id());
-                e.turns = s.turns();
-                e.evictions = s.evictions();
-                stored(e, s.state());
-                entries.put(e.id, e);
-                index(e);
-            } catch (SessionStore.Refused r) {
-                refused.put(f.getFileName().toString(), r.getMessage());
-                log.println("fdkvc serve: " + r.getMessage() + "; not used");
-            }
+
+                @Override
+                public void skipped(String key, String why) {
+                    if (key != null) refused.put(key, why);
+                    metrics.storeSkipped();
+                    log.println("fdkvc serve: session store: " + why);
+                }
+            });
+        } catch (SessionStore.Unavailable u) {
+            log.println("fdkvc serve: session store: " + u.getMessage() + "; starting without its sessions");
         }
+        String problem = store.problem();
+        if (problem != null) {
+            log.println("fdkvc serve: session store: " + problem + (mode == StoreMode.STRICT
+                    ? "; every turn will fail with 503 or 507 until it is fixed (--session-store-mode strict)"
+                    : "; turns are answered but not stored until it is fixed (--session-store-mode best-effort)"));
+        }
+    }
+
+    /** Why the store cannot take writes now (null: it can, or there is none) and how many sessions are not stored. */
+    synchronized String storeProblem() {
+        return store == null ? null : store.problem();
+    }
+
+    synchronized int unstoredCount() {
+        return unstored;
     }
 
     private static void stored(Entry e, Conversation.State s) {
@@ -121,9 +194,10 @@ final class SessionManager {
      * The session a request continues, marked busy, with its conversation in memory. With an id
      * the named session is used (created when new; restarted when the messages do not continue
      * it); without, the live or stored session whose transcript the messages extend, else a new
-     * one.
+     * one. {@code choice} is the request's policy, or null for the session's own (the server's
+     * for a new session).
      */
-    synchronized Entry acquire(String headerId, List<Message> messages) {
+    synchronized Entry acquire(String headerId, List<Message> messages, PolicySpec choice) {
         if (headerId != null) {
             if (!ID.matcher(headerId).matches()) {
                 throw ApiError.invalid("X-Session-Id", "X-Session-Id must be 1-128 characters of A-Z a-z 0-9 . _ : -");
@@ -132,104 +206,223 @@ final class SessionManager {
             if (e == null) {
                 checkNotRefused(headerId);
                 e = new Entry(headerId);
+                e.policy = choice != null ? choice : model.policy();
                 entries.put(e.id, e);
             }
+            awaitFinish(e);
             if (e.busy) throw ApiError.conflict("session " + headerId + " is answering another request");
-            load(e);
+            checkSamePolicy(e, choice);
+            try {
+                load(e);
+            } catch (SessionStore.Refused r) {
+                // reported once; the id is free for a new session from now on
+                forget(e);
+                setAside.add(store.key(headerId));
+                throw refusedConflict(r.getMessage());
+            }
             if (!e.conversation.continuedBy(messages)) {
-                // the client rewrote the history of its named session: start it over
+                // the client rewrote the history of its named session: start it over, same policy
                 unindex(e);
-                e.conversation = model.newConversation();
+                e.conversation = model.newConversation(e.policy);
                 figures(e);
             }
             e.busy = true;
             return e;
         }
         String[] prefixes = prefixFingerprints(messages);
+        Entry otherPolicy = null;
         for (int k = messages.size() - 1; k >= 1; k--) {
             java.util.Set<String> ids = byFingerprint.get(prefixes[k]);
             if (ids == null) continue;
             for (String id : List.copyOf(ids)) {
                 Entry e = entries.get(id);
-                if (e == null || e.busy) continue;
-                load(e);
+                if (e == null) continue;
+                if (choice != null && !choice.equals(e.policy)) {
+                    otherPolicy = e;
+                    continue;
+                }
+                awaitFinish(e);
+                if (e.busy || entries.get(id) != e) continue;
+                try {
+                    load(e);
+                } catch (SessionStore.Refused r) {
+                    // a client without an id is never locked out by a damaged value: it gets a new session
+                    log.println("fdkvc serve: session store: " + r.getMessage() + "; set aside, the conversation starts over");
+                    forget(e);
+                    setAside.add(store.key(id));
+                    continue;
+                }
                 if (e.conversation.continuedBy(messages)) {
                     e.busy = true;
                     return e;
                 }
             }
         }
+        if (otherPolicy != null) checkSamePolicy(otherPolicy, choice);
         Entry e = new Entry(UUID.randomUUID().toString());
-        e.conversation = model.newConversation();
+        e.policy = choice != null ? choice : model.policy();
+        e.conversation = model.newConversation(e.policy);
         figures(e);
         entries.put(e.id, e);
         e.busy = true;
         return e;
     }
 
+    /** A session keeps its policy for life: a request that names another is refused. */
+    private static void checkSamePolicy(Entry e, PolicySpec choice) {
+        if (choice != null && !choice.equals(e.policy)) {
+            throw new ApiError(409, "invalid_request_error", PolicyChoice.FIELD, "policy_conflict", "session " + ApiError.excerpt(e.id)
+                    + " runs " + e.policy + " for life; the request asks for " + choice + " (start a new session for another policy)");
+        }
+    }
+
+    /** A stored value refused at start-up answers the first request naming its id, once. */
     private void checkNotRefused(String id) {
         if (store == null) return;
-        String why = refused.get(store.file(id).getFileName().toString());
-        if (why != null) throw ApiError.conflict(why);
+        String why = refused.remove(store.key(id));
+        if (why != null) {
+            setAside.add(store.key(id));
+            throw refusedConflict(why);
+        }
+    }
+
+    private static ApiError refusedConflict(String why) {
+        return new ApiError(409, "invalid_request_error", null, "session_unusable", "the stored session cannot be used: "
+                + why + "; it has been set aside: the next request with this id starts the conversation over");
+    }
+
+    /** Waits while a session writes its last turn (bounded); the caller holds the lock. */
+    private void awaitFinish(Entry e) {
+        long deadline = System.nanoTime() + FINISH_WAIT_MS * 1_000_000;
+        while (e.finishing) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) break;
+            try {
+                wait(Math.max(1, left / 1_000_000));
+            } catch (InterruptedException x) {
+                Thread.currentThread().interrupt();
+                throw ApiError.conflict("session " + e.id + " is storing its last turn");
+            }
+        }
+    }
+
+    /** Drops a session from memory and the index (its stored value, if any, stays until overwritten or deleted). */
+    private void forget(Entry e) {
+        unindex(e);
+        if (e.unstored) unstored--;
+        e.unstored = false;
+        entries.remove(e.id);
+        e.conversation = null;
     }
 
     /** Brings a stored session into memory. */
-    private void load(Entry e) {
+    private void load(Entry e) throws SessionStore.Refused {
         if (e.live()) return;
-        if (store == null) {
-            e.conversation = model.newConversation();
-            return;
-        }
-        Path f = store.file(e.id);
-        Conversation c = model.newConversation();
-        try {
-            if (java.nio.file.Files.exists(f)) {
-                SessionStore.Stored s = store.read(f);
-                c.restore(s.state());
+        Conversation c = model.newConversation(e.policy);
+        if (store != null && !setAside.contains(store.key(e.id))) {
+            SessionStore.Stored s;
+            try {
+                s = store.read(e.id);
+            } catch (SessionStore.Unavailable u) {
+                throw storeError(u);
+            }
+            if (s != null) {
+                try {
+                    c.restore(s.state());
+                } catch (RuntimeException x) {
+                    throw new SessionStore.Refused("stored session " + store.key(e.id) + " does not fit this server's cache: " + x.getMessage());
+                }
                 e.turns = s.turns();
                 e.evictions = s.evictions();
             }
-            e.conversation = c;
-            figures(e);
-        } catch (SessionStore.Refused r) {
-            throw ApiError.conflict(r.getMessage());
-        } catch (IOException io) {
-            throw new IllegalStateException("cannot read stored session " + f.getFileName() + ": " + io.getMessage(), io);
         }
         e.conversation = c;
+        figures(e);
+    }
+
+    static ApiError storeError(SessionStore.Unavailable u) {
+        return u.full() ? new ApiError(507, "server_error", null, "store_full", u.getMessage() + "; the session is unchanged")
+                : new ApiError(503, "server_error", null, "store_unavailable", u.getMessage() + "; the session is unchanged");
     }
 
     /**
-     * Ends a request on a session: after a committed turn, writes it (with a session directory)
-     * and re-indexes its transcript; then frees it and moves idle sessions beyond the limit out
-     * of memory.
+     * Commits a finished turn: with a store, writes it first (outside the lock; requests for the
+     * session wait meanwhile), then re-indexes the transcript and frees the session, so that the
+     * client's next turn finds it free the moment it learns this one ended. A failed write in
+     * strict mode throws the error the client gets, with the session back at its stored turn.
      */
-    void release(Entry e, Job job) {
-        IOException failed = null;
-        if (job != null && job.committed && store != null && job.state != null) {
+    void commit(Entry e, Job job) {
+        SessionStore.Unavailable failed = null;
+        if (store != null) {
+            synchronized (this) {
+                e.finishing = true;
+            }
+            long t0 = System.nanoTime();
             try {
-                store.write(e.id, e.evictions + job.evicted, job.state);
-            } catch (IOException io) {
-                failed = io;
+                long bytes = store.write(e.id, e.policy, e.evictions + job.evicted, job.state);
+                metrics.stored(bytes, System.nanoTime() - t0);
+            } catch (SessionStore.Unavailable u) {
+                failed = u;
+                metrics.storeFailed();
+                log.println("fdkvc serve: session store: " + u.getMessage());
+            } catch (RuntimeException x) {
+                failed = new SessionStore.Unavailable("cannot store session: " + x, false, x);
+                metrics.storeFailed();
+                log.println("fdkvc serve: session store: " + failed.getMessage());
             }
         }
         synchronized (this) {
-            if (job != null && job.committed) {
+            e.finishing = false;
+            try {
+                if (failed != null && mode == StoreMode.STRICT) {
+                    // memory goes back to what the store holds: the next request reloads the stored turn
+                    if (e.turns == 0 && !e.unstored) forget(e);
+                    else {
+                        e.conversation = null;
+                        e.kvBytes = 0;
+                    }
+                    throw storeError(failed);
+                }
+                if (failed == null) setAside.remove(store == null ? null : store.key(e.id));
                 unindex(e);
                 figures(e);
                 e.evictions += job.evicted;
                 e.fingerprint = fingerprint(e.conversation.messages(), e.conversation.messages().size());
                 index(e);
+                boolean was = e.unstored;
+                e.unstored = failed != null;
+                if (was != e.unstored) unstored += e.unstored ? 1 : -1;
+            } finally {
+                free(e, job);
+                notifyAll();
             }
-            e.busy = false;
-            if (e.live() && e.conversation.turns() == 0 && entries.get(e.id) == e && e.turns == 0) {
-                // a first request that did not complete leaves no empty session behind
-                entries.remove(e.id);
-                e.conversation = null;
-            }
-            evictBeyondLimit();
         }
-        if (failed != null) log.println("fdkvc serve: cannot store session: " + failed.getMessage());
+    }
+
+    /**
+     * Ends a request on a session if {@link #commit} has not: frees it (only if this request
+     * still holds it) and moves idle sessions beyond the limit out of memory.
+     */
+    synchronized void release(Entry e, Job job) {
+        free(e, job);
+        notifyAll();
+    }
+
+    private void free(Entry e, Job job) {
+        if (!e.busy || e.holder != job) return;
+        e.busy = false;
+        e.holder = null;
+        if (e.live() && e.conversation.turns() == 0 && entries.get(e.id) == e && e.turns == 0 && !e.unstored) {
+            // a first request that did not complete leaves no empty session behind
+            entries.remove(e.id);
+            e.conversation = null;
+        }
+        evictBeyondLimit();
+    }
+
+    /** Marks a session busy for {@code job}. */
+    synchronized void hold(Entry e, Job job) {
+        e.holder = job;
     }
 
     private void index(Entry e) {
@@ -254,7 +447,7 @@ final class SessionManager {
         List<Entry> lru = new ArrayList<>(entries.values()); // least recently used first
         for (Entry x : lru) {
             if (live <= maxLive) break;
-            if (!x.live() || x.busy) continue;
+            if (!x.live() || x.busy || x.unstored) continue; // an unstored session's only current state is in memory
             if (store != null) {
                 // already written after its last turn: only memory is released
                 x.conversation = null;
@@ -269,11 +462,31 @@ final class SessionManager {
     }
 
     /** A session's figures, read under the manager's lock (as of its last committed turn). */
-    record Info(String id, boolean live, boolean busy, int turns, int messages, int tokens, int largest, long totalEntries,
-                long evictions, long kvBytes) {}
+    record Info(String id, PolicySpec policy, boolean live, boolean busy, int turns, int messages, int tokens, int largest,
+                long totalEntries, long evictions, long kvBytes) {}
 
     private static Info info(Entry e) {
-        return new Info(e.id, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions, e.kvBytes);
+        return new Info(e.id, e.policy, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions,
+                e.kvBytes);
+    }
+
+    /**
+     * What a session's cache holds, for tokens [from, from + limit) of its transcript, between
+     * turns (409 while it answers a request); a stored session is brought into memory.
+     */
+    synchronized tools.jackson.databind.node.ObjectNode cacheView(String id, int from, int limit, boolean perLayer) {
+        Entry e = entries.get(id);
+        if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
+        awaitFinish(e);
+        if (e.busy) throw ApiError.conflict("session " + ApiError.excerpt(id) + " is answering a request; its cache is shown between turns");
+        try {
+            load(e);
+        } catch (SessionStore.Refused r) {
+            throw refusedConflict(r.getMessage());
+        }
+        tools.jackson.databind.node.ObjectNode view = CacheView.of(e.conversation, e.evictions, from, limit, perLayer);
+        evictBeyondLimit();
+        return view;
     }
 
     synchronized List<Info> list() {
@@ -288,19 +501,32 @@ final class SessionManager {
         return info(e);
     }
 
-    private Entry get(String id) {
+    /** Removes a session from memory and the store; a stored value refused at start-up or at load is removed too. */
+    synchronized void delete(String id) {
         Entry e = entries.get(id);
-        if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
-        return e;
-    }
-
-    synchronized void delete(String id) throws IOException {
-        Entry e = get(id);
-        if (e.busy) throw ApiError.conflict("session " + id + " is answering a request");
-        entries.remove(id);
-        unindex(e);
-        e.conversation = null;
-        if (store != null) store.delete(id);
+        boolean wasRefused = store != null && (refused.remove(store.key(id)) != null | setAside.remove(store.key(id)));
+        if (e == null && !wasRefused) {
+            if (store == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
+            try {
+                // a value set aside after it was refused is still in the store until now
+                if (store.read(id) == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
+            } catch (SessionStore.Refused r) {
+                // it exists: delete it below
+            } catch (SessionStore.Unavailable u) {
+                throw storeError(u);
+            }
+        }
+        if (e != null) {
+            if (e.busy) throw ApiError.conflict("session " + id + " is answering a request");
+            forget(e);
+        }
+        if (store != null) {
+            try {
+                store.delete(id);
+            } catch (SessionStore.Unavailable u) {
+                throw storeError(u);
+            }
+        }
     }
 
     synchronized int liveCount() {

@@ -31,9 +31,10 @@ public final class EngineOptions {
                     + "each counted as a turn (cache memory: budget + N entries per stream); default: ${DEFAULT-VALUE}")
     public int maxTurnTokens;
 
-    @Option(names = "--positions", paramLabel = "MODE", defaultValue = "cache",
+    @Option(names = "--positions", paramLabel = "MODE", defaultValue = PositionMode.DEFAULT_LABEL,
             description = "RoPE position of a cached entry: 'cache' (its slot in the bounded stream: conversations "
-                    + "can run past the trained context) or 'original' (its true position); default: ${DEFAULT-VALUE}")
+                    + "can run past the trained context) or 'original' (its true position); default: ${DEFAULT-VALUE} "
+                    + "(docs/fidelity.md measures what each costs the model)")
     public String positions;
 
     @Option(names = "--threads", paramLabel = "N",

@@ -55,14 +55,11 @@ public final class TuneCommand implements Callable<Integer> {
     @Option(names = "--passes", paramLabel = "N", description = "coordinate-search passes at most (default: 3)")
     int passes = 3;
 
-    @Option(names = "--threads", paramLabel = "N", description = "worker threads (default: the available processors)")
-    Integer threads;
+    @Mixin
+    WorkerOptions workers = new WorkerOptions();
 
     @Option(names = "--out", paramLabel = "DIR", description = "also write tune.md, sensitivity.csv and plots there (new or empty)")
     Path out;
-
-    @Option(names = "--quiet", description = "no progress lines on stderr")
-    boolean quiet;
 
     @Spec
     CommandSpec spec;
@@ -70,8 +67,8 @@ public final class TuneCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter stdout = spec.commandLine().getOut(), err = spec.commandLine().getErr();
-        int th = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-        io.fdkvc.core.Limits.check("--threads", th, 1, io.fdkvc.core.Limits.MAX_THREADS);
+        int th = workers.threads();
+        boolean quiet = workers.quiet;
         if (dialogues != null && dialogues < 1) throw new io.fdkvc.core.InputException("--dialogues: must be >= 1, got " + dialogues);
         if (dataset != null) {
             if (data == null) throw new io.fdkvc.core.InputException("--data: --dataset needs the corpus file (a train split)");

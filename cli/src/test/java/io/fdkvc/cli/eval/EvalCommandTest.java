@@ -159,7 +159,7 @@ class EvalCommandTest {
     @Test
     void aDatasetRunWritesTheDialogueReport() throws IOException {
         Path data = Path.of(System.getProperty("fdkvc.shared", "../../shared"), "data", "dialogues", "tiage-dev.jsonl.gz");
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(data), "shared TIAGE data not present");
+        assertThat(data).as("the shared TIAGE data (../shared/data/dialogues), which CI always has").isRegularFile();
         Path out = tmp.resolve("tiage");
         Run r = fdkvc("eval", "--dataset", "tiage", "--data", data.toString(), "--dialogues", "3", "--policy", "fdkvc,h2o,window",
                 "--quiet", "--out", out.toString());
@@ -198,7 +198,7 @@ class EvalCommandTest {
     @Test
     void tuneOnADatasetSearchesTheDialogueGrid() {
         Path data = Path.of(System.getProperty("fdkvc.shared", "../../shared"), "data", "dialogues", "tiage-train.jsonl.gz");
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isRegularFile(data), "shared TIAGE data not present");
+        assertThat(data).as("the shared TIAGE data (../shared/data/dialogues), which CI always has").isRegularFile();
         Run r = fdkvc("tune", "--dataset", "tiage", "--data", data.toString(), "--dialogues", "4", "--grid", "recent=0.25",
                 "--grid", "gamma=0.85", "--grid", "wc=0", "--grid", "wrho=1", "--grid", "wnovel=0,3", "--grid", "wspeaker=0", "--grid", "nfloor=1", "--quiet");
         assertThat(r.status()).as(r.err()).isZero();

@@ -276,28 +276,64 @@ public final class KvStream {
                 + evicted.bytes();
     }
 
+    /** Entries held now: the scored ones {@code [0, scored())} and the current turn's after them. */
     public int size() { return size; }
+    /**
+     * Entries present at the last policy update: {@code [0, scored())} have scores, and
+     * {@code [scored(), size())} are the current turn's, which a policy's {@code endTurn} scores
+     * for the first time.
+     */
     public int scored() { return scored; }
+    /** Entries the arrays hold room for (budget plus the longest turn, for a bounded stream). */
     public int capacity() { return capacity; }
+    /** Floats per key (the model's head size, d). */
     public int keyDim() { return keyDim; }
+    /** Floats per value; 0 for a stream that stores no values (the simulations, the trace). */
     public int valueDim() { return valueDim; }
     /** Dimension of the embeddings used for similarity: the key dimension when embeddings are keys. */
     public int embeddingDim() { return embeddingDim > 0 ? embeddingDim : keyDim; }
+    /** Whether appending past capacity grows the stream (only unbounded caches such as {@code full}). */
     public boolean growable() { return growable; }
 
     /** Raw key storage, row i at {@code i * keyDim()}. Valid for indices below {@link #size()}. */
     public float[] keys() { return keys; }
+    /** Raw value storage, row i at {@code i * valueDim()}; empty when {@code valueDim() == 0}. */
     public float[] values() { return values; }
     /** Raw embedding storage, row i at {@code i * embeddingDim()}: the keys when the stream has none. */
     public float[] embeddings() { return embeddingDim > 0 ? embeddings : keys; }
+    /** Euclidean norm of each entry's embedding, computed once when it is appended (for cosines). */
     public double[] embeddingNorms() { return embeddingNorms; }
+    /** Each entry's position in the conversation, strictly increasing with the index. */
     public long[] positions() { return positions; }
+
+    /**
+     * Per-entry cumulative attention, the spec's c_i: FD-KVC adds each turn's mean-query
+     * attention to it (eq. 1). Baselines keep their own score here, which is what they rank by:
+     * H2O its accumulated attention, TOVA the last turn's attention, SnapKV its pooled attention
+     * over the observation window. 0 when an
+     * entry is appended; the policy owns it from then on, and compaction moves it with the entry.
+     * Valid for indices below {@link #size()}.
+     */
     public double[] c() { return c; }
+
+    /**
+     * Per-entry recency relevance, the spec's rho_i: FD-KVC decays it by gamma every turn and adds
+     * alpha times the entry's rescaled similarity to the turn's query embedding (eqs. 2-4); eq. 9's
+     * attention bias is computed from it. 0 when appended; unused by the baselines.
+     */
     public double[] rho() { return rho; }
+
+    /**
+     * Per-entry ownership, the spec's h_i = wc * chat_i + wrho * rho_i (eq. 5), as the last update
+     * computed it: FD-KVC evicts below {@code tau * max h} (eq. 8) and then the lowest h down to
+     * the budget. 0 when appended; unused by the baselines.
+     */
     public double[] h() { return h; }
+
     /** Per-entry additive attention logit bias (eq. 9); 0 for entries not scored yet. */
     public float[] logitBias() { return logitBias; }
 
+    /** Entry i's position in the conversation (the same as {@code positions()[i]}). */
     public long position(int i) { return positions[i]; }
     /** Budget units per entry (1 unless appended with a cost). */
     public int[] costs() { return cost; }

@@ -2,9 +2,7 @@ package io.fdkvc.core.policy;
 
 import io.fdkvc.core.Limits;
 import io.fdkvc.core.param.ParamBinder;
-import io.fdkvc.core.param.ParameterException;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * A validated policy configuration: name, budget and parameter record. Creates one policy
@@ -18,21 +16,8 @@ import java.util.Objects;
 public record PolicySpec(String name, int budget, Record params, PolicyRegistry.Kind kind) {
 
     public PolicySpec {
-        Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(kind, "kind");
-        Objects.requireNonNull(params, "params");
-        if (params.getClass() != kind.defaults().getClass()) {
-            throw new IllegalArgumentException("policy " + name + ": parameters " + params.getClass().getSimpleName()
-                    + ", expected " + kind.defaults().getClass().getSimpleName());
-        }
+        new PolicyTemplate(name, params, kind); // what does not depend on the budget
         Limits.check("budget", budget, 1, Limits.MAX_BUDGET);
-        Map<String, Object> values = ParamBinder.values(params);
-        for (Map.Entry<String, Object> e : kind.pinned().entrySet()) {
-            Object v = values.get(e.getKey());
-            if (!(v instanceof Number n) || n.doubleValue() != ((Number) e.getValue()).doubleValue()) {
-                throw new ParameterException(e.getKey(), "is fixed at " + e.getValue() + " by policy '" + kind.name() + "', got " + v);
-            }
-        }
         kind.factory().create(name, budget, params); // what depends on the budget, e.g. sinks < budget
     }
 

@@ -54,12 +54,30 @@ public final class Turn {
         }
     }
 
+    /** Floats per query row: the stream's key dimension d. */
     public int dim() { return dim; }
+    /** Floats of {@link #queryEmbedding()}: the stream's embedding dimension. */
     public int embeddingDim() { return embeddingDim; }
+    /** Query rows of this turn: one per token (the engine), one or more per turn (trace, simulation). */
     public int rows() { return rows; }
-    /** Row r of the queries starts at {@code r * dim()}. */
+    /**
+     * The turn's query rows, row-major: row r starts at {@code r * dim()}; only the first
+     * {@link #rows()} rows are this turn's (the array may be longer). In the engine each row is a
+     * token's query before RoPE, averaged over the KV head's query group. Read-only for a policy.
+     */
     public float[] queries() { return queries; }
+    /**
+     * qbar_t, the mean of the turn's query rows ({@code dim()} floats): the query whose attention
+     * over the stream FD-KVC adds to c (eq. 1) and attention-based baselines score with, when the
+     * caller gives no {@link #observed()} attention. Read-only for a policy.
+     */
     public float[] meanQuery() { return meanQuery; }
+    /**
+     * The turn's query embedding, ebar_q ({@code embeddingDim()} floats): what entries' embeddings
+     * are compared with for topical similarity (FD-KVC's rho, eq. 3). The mean query unless the
+     * caller gave another (the dialogue evaluation gives the utterance's sentence embedding).
+     * Read-only for a policy.
+     */
     public float[] queryEmbedding() { return queryEmbedding; }
 
     /**

@@ -18,9 +18,14 @@ public enum PositionMode {
     /**
      * The entry's slot index in its stream (0 .. size-1), as StreamingLLM does: after an eviction
      * the survivors close ranks, so every distance the model sees is below budget + turn length and
-     * a conversation can run far past the trained context. The default.
+     * a conversation can run far past the trained context.
      */
     CACHE;
+
+    /** The mode {@code chat}, {@code serve} and {@code fidelity} use unless told otherwise (docs/fidelity.md says why). */
+    public static final PositionMode DEFAULT = CACHE;
+    /** {@link #DEFAULT}'s {@link #label()}, a constant for option defaults. */
+    public static final String DEFAULT_LABEL = "cache";
 
     /**
      * Parses "original" or "cache", ignoring case.

@@ -74,6 +74,34 @@ public final class Session {
         return logits;
     }
 
+    /**
+     * Processes {@code tokens[off .. off+len)} as {@link #feed(int[], int, int)} does (the same
+     * chunks, and the policy run whenever the turn's headroom is used up) and writes the logits of
+     * every token into {@code out}: row {@code t}, the prediction of the token after
+     * {@code tokens[off + t]}, at {@code t * vocab}. For teacher-forced evaluation: two sessions fed
+     * the same tokens see the same arithmetic.
+     *
+     * @return {@code out}
+     */
+    public float[] feedEveryPosition(int[] tokens, int off, int len, float[] out) {
+        if (len < 1) throw new IllegalArgumentException("nothing to feed");
+        int vocab = model.config().vocabSize();
+        if (out.length < (long) len * vocab) throw new IllegalArgumentException("logits array too small for " + len + " rows");
+        int done = 0;
+        while (done < len) {
+            if (cache.headroom() == 0) chunkUpdate();
+            int n = Math.min(len - done, Math.min(model.maxBatch(), cache.headroom()));
+            long t0 = System.nanoTime();
+            float[] rows = model.forwardEveryPosition(cache, tokens, off + done, n);
+            turnComputeNanos += System.nanoTime() - t0;
+            System.arraycopy(rows, 0, out, done * vocab, n * vocab);
+            done += n;
+        }
+        turnTokens += len;
+        lastLogits = java.util.Arrays.copyOfRange(out, (len - 1) * vocab, len * vocab);
+        return out;
+    }
+
     public float[] feed(int token) {
         one[0] = token;
         return feed(one, 0, 1, true);

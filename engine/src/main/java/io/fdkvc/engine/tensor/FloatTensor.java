@@ -264,13 +264,12 @@ public abstract class FloatTensor {
     /**
      * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows, and the
      * k-quants' and Q5_0's batch of one, {@code PreparedXTensor.rows}) reads at once. Its rows
-     * are short (576 to 8192 weights) and each is read once,
-     * from memory: walked in order, one after the other, they are a single stream, and this
-     * machine's prefetchers then fetch 4.7-5.3 GMAC/s of Q8_0 on one thread; four quarters of the
-     * range visited in turn fetch 8.7-8.9 in three runs of four (a pass over the SmolLM2-135M
-     * shape's weights, docs/benchmarks-engine.md). On the 1B shape's weights (1.2 G, far beyond
-     * L3) Q6_K went from 4.9-6.6 to 6.8-8.2 GMAC/s (one run of ten at 5.2), Q4_K from 6.2-9.0 to 9.0-9.4 and Q5_0 from
-     * 5.9-6.3 to 6.7-7.0; eight streams were no faster than four.
+     * are short (576 to 8192 weights) and each is read once, from memory: walked in order, one
+     * after the other, they are a single stream, which the hardware prefetchers follow at well
+     * below the memory's bandwidth. Four quarters of the range visited in turn keep four streams
+     * in flight, which they fetch in parallel; eight were no faster than four.
+     * {@code scripts/run-bench decode.WeightPassBench SHAPE 1 TYPE PASSES} measures a pass over a
+     * whole model's weights this way.
      */
     static final int STREAMS = 4;
 

@@ -67,7 +67,7 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
     /**
      * The super-block's eight 6-bit scales, sub-block j's in byte j, from its 12 packed bytes at
      * {@code p + 4} read as three ints (two reads and a few shifts instead of a byte read per
-     * scale and per min: Q4_K's dequantisation went from 4.75 to 6.6-6.8 Gweights/s, one thread).
+     * scale and per min, which was a large share of Q4_K's dequantisation).
      */
     static long scales(MemorySegment s, long p) {
         int s0 = s.get(INT_LE, p + 4), s2 = s.get(INT_LE, p + 12);

@@ -119,9 +119,9 @@ public final class Q4_KTensor extends MinKQuantTensor {
      * roundings as the scalar form), and its weights are a lane-wise look-up in it ({@code
      * selectFrom} wraps each index to its low four bits, which is the nibble). The eight scales
      * and mins are unpacked into one vector as well, and each sub-block's pair is taken from it
-     * with an index look-up (a shuffle object from an array cost its load, a type check and a
-     * mask, and left the speed where it was). One thread, 128 x 8192 (bench/kernels/DequantBench.java),
-     * alternating: 7.8-8.1 Gweights/s before, 9.7-9.9 after, with the same bits hash.
+     * with an index look-up (a shuffle object from an array would cost its load, a type check
+     * and a mask per sub-block). {@code scripts/run-bench kernels.DequantBench Q4_K ROWS COLS}
+     * measures it.
      */
     private void dequantizeBlocks16(int row, int b0, int b1, float[] out, int off) {
         MemorySegment s = seg;

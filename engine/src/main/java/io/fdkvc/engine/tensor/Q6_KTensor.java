@@ -149,10 +149,9 @@ public final class Q6_KTensor extends PreparedXTensor {
      * weights (l and l + 64, or l + 32 and l + 96), so both are decoded from one load and one
      * widening, with the qh byte that holds their high bits in bits 2j..2j+1 and 4+2j..5+2j; one
      * shift brings either to bits 4-5 (x86 has no byte shifts, hence 32-bit lanes). The same
-     * arithmetic as {@link #dequantizeQuarters}, so the same bits, at 1.4x its speed: one thread,
-     * 1024 x 8192, 3.8-4.0 -> 5.5-5.6 Gweights/s with 16 lanes and 1.9 -> 2.6-2.8 with 8
-     * (bench/kernels/DequantBench.java); then 6.9-7.1 and 4.2 with the scales scaled as vectors
-     * ({@link #scaledScales}).
+     * arithmetic as {@link #dequantizeQuarters}, so the same bits, with half the loads; the
+     * scales are scaled as vectors ({@link #scaledScales}). Measure it with
+     * {@code scripts/run-bench kernels.DequantBench Q6_K ROWS COLS}.
      */
     private void dequantizePairs(int row, int b0, int b1, float[] out, int off) {
         MemorySegment s = seg;
@@ -182,9 +181,8 @@ public final class Q6_KTensor extends PreparedXTensor {
 
     /**
      * With 4 float lanes a byte load is converted in two parts. Pair loops written for that (both
-     * parts in one body, or each part in a helper) ran at 0.2-0.4 Gweights/s against this
-     * method's 1.2; vectors boxed past C2's node budget is the likely reason, as with the other
-     * kernels. So this shape decodes one quarter of the 128 weights at a time, loading and
+     * parts in one body, or each part in a helper) ran several times slower than this method;
+     * vectors boxed past C2's node budget is the likely reason, as with the other kernels. So this shape decodes one quarter of the 128 weights at a time, loading and
      * widening each byte once per quarter that reads it.
      */
     private void dequantizeQuarters(int row, int b0, int b1, float[] out, int off) {
@@ -223,11 +221,9 @@ public final class Q6_KTensor extends PreparedXTensor {
     /**
      * dm[i] = d * scale i of the super-block at p, for its sixteen int8 scales, a vector at a time:
      * the same exact conversion and product as the scalar expression, so the same bits. One byte
-     * load, widening and multiply per scale, one scalar at a time, cost about a fifth of the pair
-     * loop's time: 1024 x 8192, one thread, 5.4-5.7 -> 6.9-7.1 Gweights/s with 16 lanes (three
-     * runs each) and 3.1 -> 4.2 with 8 (bench/kernels/DequantBench.java). The quarter loop keeps
-     * the scalar scales: with this helper it fell from 1.2 to 0.2 Gweights/s at 4 lanes (boxed
-     * vectors, as its comment describes).
+     * load, widening and multiply per scale, one scalar at a time, was a large share of the pair
+     * loop's time ({@code kernels.DequantBench} shows it). The quarter loop keeps the scalar
+     * scales: with this helper C2 boxes its vectors at 4 lanes, as its comment describes.
      */
     private static void scaledScales(MemorySegment s, long p, float d, float[] dm) {
         for (int i = 0; i < 16; i += BL) {

@@ -32,7 +32,7 @@ public final class Q8_0Tensor extends SegmentTensor {
         // Everything stays in this one method: a helper returning a vector that C2 declines to
         // inline would box the vector on every block. Two blocks per iteration with their own
         // accumulators: the per-block FMA with the scale is the only loop-carried dependency,
-        // and two chains halve it (about 10% on Zen 3).
+        // and two chains halve its latency's share of the loop.
         FloatVector acc0 = FloatVector.zero(F), acc1 = FloatVector.zero(F);
         int b = 0;
         for (; b + 1 < nb; b += 2) {
@@ -168,8 +168,8 @@ public final class Q8_0Tensor extends SegmentTensor {
         MemorySegment s = seg;
         long p = rowStart(row);
         // two accumulators per batch row, one per half block: with one, each vector of weights
-        // waited for the previous FMA into the same register (18.5 against 15.2 GMAC/s); the
-        // halves are added at the end (a fixed order)
+        // would wait for the previous FMA into the same register; the halves are added at the
+        // end (a fixed order)
         FloatVector a0 = FloatVector.zero(F), a1 = a0, b0 = a0, b1 = a0;
         final int half = QK / 2;
         for (int bk = 0, nb = cols / QK; bk < nb; bk++, p += BLOCK) {

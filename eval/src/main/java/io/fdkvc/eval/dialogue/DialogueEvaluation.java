@@ -31,8 +31,8 @@ public final class DialogueEvaluation {
     static final List<String> IMPROVEMENT_BASELINES = List.of("h2o", "h2o-paper");
     static final List<String> IMPROVED = List.of("fdkvc", DialogueOptions.TUNED);
     /**
-     * Pairs compared on every {@link Metric#pairedOf paired metric} at every budget (the goal of
-     * issue 8: fdkvc-dialogue against the packed window and LangChain4j's own windows).
+     * Pairs compared on every {@link Metric#pairedOf paired metric} at every budget:
+     * fdkvc-dialogue against the packed window and LangChain4j's own windows.
      */
     static final List<List<String>> COMPARISONS = List.of(
             List.of("fdkvc-dialogue", "window"),

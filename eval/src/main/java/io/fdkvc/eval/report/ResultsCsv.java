@@ -20,14 +20,14 @@ public final class ResultsCsv {
     }
 
     /** Round-trip exact (shortest repr), NaN for an undefined value (pandas and R read it as missing). */
-    static String number(double v) {
+    public static String number(double v) {
         if (Double.isNaN(v)) return "NaN";
         if (v == Math.rint(v) && Math.abs(v) < 1e15) return String.format(Locale.ROOT, "%.1f", v);
         return Double.toString(v);
     }
 
     /** RFC 4180 quoting, only where needed. */
-    static String field(String s) {
+    public static String field(String s) {
         if (s.indexOf(',') < 0 && s.indexOf('"') < 0 && s.indexOf('\n') < 0 && s.indexOf('\r') < 0) return s;
         return '"' + s.replace("\"", "\"\"") + '"';
     }

@@ -64,6 +64,6 @@ public final class SnapKvPolicy extends RankingPolicy {
 
     @Override
     protected void score(KvStream s, Turn t, int[] tier, double[] score) {
-        NewEntriesFirst.rank(s, tier, score);
+        NewEntriesKeptRanking.rank(s, tier, score);
     }
 }

@@ -49,6 +49,6 @@ public final class TovaPolicy extends RankingPolicy {
 
     @Override
     protected void score(KvStream s, Turn t, int[] tier, double[] score) {
-        NewEntriesFirst.rank(s, tier, score);
+        NewEntriesKeptRanking.rank(s, tier, score);
     }
 }

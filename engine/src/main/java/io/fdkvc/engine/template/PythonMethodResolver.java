@@ -609,13 +609,7 @@ final class PythonMethodResolver extends ELResolver {
         for (int i = 0; i < n; ) {
             char c = e.charAt(i);
             if (c == '\'' || c == '"') {
-                int end = endOfString(e, i);
-                if (end < 0) {
-                    out.append(e, i, n);
-                    break;
-                }
-                out.append(e, i, end + 1);
-                i = end + 1;
+                i = copyLiteral(e, i, out);
                 continue;
             }
             if (c == 'n' && e.startsWith("not", i) && i + 3 < n && Character.isWhitespace(e.charAt(i + 3))
@@ -681,19 +675,21 @@ final class PythonMethodResolver extends ELResolver {
         return e.length();
     }
 
+    /** Copies the string literal that opens at {@code i} to {@code out}; the index after it (the end if unterminated). */
+    private static int copyLiteral(String e, int i, StringBuilder out) {
+        int end = endOfString(e, i);
+        int next = end < 0 ? e.length() : end + 1;
+        out.append(e, i, next);
+        return next;
+    }
+
     static String rewriteExpression(String e) {
         StringBuilder out = new StringBuilder(e.length());
         int i = 0, n = e.length();
         while (i < n) {
             char c = e.charAt(i);
             if (c == '\'' || c == '"') {
-                int end = endOfString(e, i);
-                if (end < 0) {
-                    out.append(e, i, n);
-                    break;
-                }
-                out.append(e, i, end + 1);
-                i = end + 1;
+                i = copyLiteral(e, i, out);
                 continue;
             }
             if ((c == '+' || c == '-') && i + 1 < n && Character.isDigit(e.charAt(i + 1)) && endsWithOperand(out)) {

@@ -2,7 +2,9 @@ package io.fdkvc.server;
 
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.chat.Conversation;
+import io.fdkvc.engine.template.ChatTemplate.Message;
 import io.fdkvc.engine.tokenizer.TokenDecoder;
+import java.util.Locale;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -13,6 +15,9 @@ import tools.jackson.databind.node.ObjectNode;
  * text, turn, role, and {@code held}, how many of the model's {@code layers x kvHeads} streams
  * still hold it (0: evicted everywhere), per layer on request; and the positions the last policy
  * update (the end of the last turn) evicted from at least one stream, with how many.
+ *
+ * <p>With {@code messages}, the transcript's messages too ({@code role}, {@code content}), so that
+ * a client can resume a conversation it did not start (the chat page's session list).
  *
  * <p>Turns count from 1; a token's role is {@code user} for its turn's prompt (the request's
  * messages and the template around them) and {@code assistant} for the reply. Tokens of turns
@@ -28,7 +33,7 @@ final class CacheView {
     private CacheView() {}
 
     /** The view of a conversation between turns. */
-    static ObjectNode of(Conversation c, long evictionsSoFar, int from, int limit, boolean perLayer) {
+    static ObjectNode of(Conversation c, long evictionsSoFar, int from, int limit, boolean perLayer, boolean messages) {
         KvCache cache = c.cache();
         int[] tokens = c.tokens();
         int total = tokens.length;
@@ -85,6 +90,12 @@ final class CacheView {
         ArrayNode ev = root.putArray("evictedLastTurn");
         for (int i = 0; i < n; i++) {
             if (evicted[i] > 0) ev.addObject().put("position", start + i).put("streams", evicted[i]);
+        }
+        if (messages) {
+            ArrayNode ms = root.putArray("messages");
+            for (Message msg : c.messages()) {
+                ms.addObject().put("role", msg.role().name().toLowerCase(Locale.ROOT)).put("content", msg.content());
+            }
         }
         return root;
     }

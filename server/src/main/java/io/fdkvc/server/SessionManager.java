@@ -474,7 +474,7 @@ final class SessionManager {
      * What a session's cache holds, for tokens [from, from + limit) of its transcript, between
      * turns (409 while it answers a request); a stored session is brought into memory.
      */
-    synchronized tools.jackson.databind.node.ObjectNode cacheView(String id, int from, int limit, boolean perLayer) {
+    synchronized tools.jackson.databind.node.ObjectNode cacheView(String id, int from, int limit, boolean perLayer, boolean messages) {
         Entry e = entries.get(id);
         if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
         awaitFinish(e);
@@ -484,7 +484,7 @@ final class SessionManager {
         } catch (SessionStore.Refused r) {
             throw refusedConflict(r.getMessage());
         }
-        tools.jackson.databind.node.ObjectNode view = CacheView.of(e.conversation, e.evictions, from, limit, perLayer);
+        tools.jackson.databind.node.ObjectNode view = CacheView.of(e.conversation, e.evictions, from, limit, perLayer, messages);
         evictBeyondLimit();
         return view;
     }

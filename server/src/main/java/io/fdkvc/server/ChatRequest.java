@@ -99,7 +99,23 @@ public record ChatRequest(List<Message> messages, GenerationParams params, boole
         } else {
             throw ApiError.invalid(where + ".content", "'" + where + ".content' must be a string or an array of text parts");
         }
+        int lone = loneSurrogate(content);
+        if (lone >= 0) {
+            throw ApiError.invalid(where + ".content", "'" + where + ".content' is not valid Unicode: a lone UTF-16 surrogate at character "
+                    + lone + " (it could not be stored or tokenized faithfully)");
+        }
         return new Message(role, content);
+    }
+
+    /** The index of the first surrogate that is not half of a pair, or -1. */
+    static int loneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!Character.isSurrogate(c)) continue;
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) i++;
+            else return i;
+        }
+        return -1;
     }
 
     private static double number(JsonNode root, String f, double dflt, double min, double max) {

@@ -45,12 +45,18 @@ public final class ChatServer implements AutoCloseable {
      * @param defaultTopP      top_p for requests without one
      * @param storeMode        "strict" (a turn whose session cannot be stored fails) or "best-effort"
      * @param maxBudget        largest budget a request may choose for its conversation ({@link PolicyChoice})
+     * @param maxPromptTokens  a request whose new prompt tokens (those not already cached) exceed this gets 400
+     * @param readTimeoutSeconds longest silence while a request's headers or body arrive (and while a write is blocked)
+     * @param maxConnections   connections held at once; beyond, new ones wait to be accepted
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
                           int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
-                          int maxBudget) {
+                          int maxBudget, int maxPromptTokens, int readTimeoutSeconds, int maxConnections) {
         /** {@code --max-budget}'s default. */
         public static final int DEFAULT_MAX_BUDGET = 4096;
+        public static final int DEFAULT_MAX_PROMPT_TOKENS = 8192;
+        public static final int DEFAULT_READ_TIMEOUT_SECONDS = 30;
+        public static final int DEFAULT_MAX_CONNECTIONS = 1024;
 
         /** Options with the defaults of the fault-handling bounds (strict store mode) and of {@code --max-budget}. */
         public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
@@ -66,9 +72,20 @@ public final class ChatServer implements AutoCloseable {
                     defaultTopP, storeMode, DEFAULT_MAX_BUDGET);
         }
 
+        /** Options with the default connection and prompt bounds. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                       int maxBudget) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, maxBudget, DEFAULT_MAX_PROMPT_TOKENS, DEFAULT_READ_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS);
+        }
+
         public Options {
             SessionManager.StoreMode.parse(storeMode);
             Limits.check("--max-budget", maxBudget, 1, Limits.MAX_BUDGET);
+            Limits.check("--max-prompt-tokens", maxPromptTokens, 1, Limits.MAX_NEW_TOKENS);
+            Limits.check("--read-timeout", readTimeoutSeconds, 1, 3600);
+            Limits.check("--max-connections", maxConnections, 16, 1 << 20);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -91,13 +108,14 @@ public final class ChatServer implements AutoCloseable {
     }
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final long IDLE_TIMEOUT_MS = 30L * 60 * 1000;
 
     private final Options options;
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final Javalin app;
     private final byte[] apiKey;
+    private final java.util.concurrent.Semaphore bodies; // request bodies being received at once
+    private final int maxBodiesReading;
     private volatile ServedModel model;
     private volatile SessionManager sessions;
     private volatile Scheduler scheduler;
@@ -106,16 +124,20 @@ public final class ChatServer implements AutoCloseable {
         this.options = options;
         this.log = log;
         this.apiKey = options.apiKey() == null ? null : ("Bearer " + options.apiKey()).getBytes(StandardCharsets.UTF_8);
+        this.maxBodiesReading = bodiesReading(options.maxConnections());
+        this.bodies = new java.util.concurrent.Semaphore(maxBodiesReading);
         this.app = Javalin.create(cfg -> {
             cfg.concurrency.useVirtualThreads = true;
             cfg.http.maxRequestSize = options.maxBodyBytes();
             cfg.http.prefer405over404 = true;
             cfg.http.compressionStrategy = CompressionStrategy.NONE;
             cfg.startup.showJavalinBanner = false;
-            // a request may wait in the queue, or a long history be prefilled, for longer than
-            // Jetty's default 30 s without a byte written
-            cfg.jetty.modifyHttpConfiguration(hc -> hc.setIdleTimeout(IDLE_TIMEOUT_MS));
-            cfg.requestLogger.http((ctx, ms) -> metrics.request(ctx.statusCode()));
+            // Jetty's idle timeout bounds the silence while headers or a body arrive, or while a write
+            // is blocked; a request waiting in the queue or being prefilled has no read or write
+            // pending, and Jetty does not time it out
+            cfg.jetty.modifyHttpConfiguration(hc -> hc.setIdleTimeout(options.readTimeoutSeconds() * 1000L));
+            cfg.jetty.modifyServer(server -> server.addBean(new org.eclipse.jetty.server.NetworkConnectionLimit(options.maxConnections(), server)));
+            cfg.requestLogger.http((ctx, ms) -> metrics.request(Boolean.TRUE.equals(ctx.attribute(GONE)) ? Metrics.CLIENT_GONE : ctx.statusCode()));
             cfg.routes.addHttpHandler(HandlerType.BEFORE, "/*", this::authorize);
             cfg.routes.get("/health", this::health);
             cfg.routes.get("/metrics", this::metrics);
@@ -146,6 +168,14 @@ public final class ChatServer implements AutoCloseable {
         app.start(options.host(), options.port());
     }
 
+    /** Set on a request whose client left before its answer: counted as {@link Metrics#CLIENT_GONE}, not by its status. */
+    private static final String GONE = "fdkvc.gone";
+
+    /** Request bodies received at once: an eighth of the connections, at least 16. */
+    static int bodiesReading(int maxConnections) {
+        return Math.max(16, maxConnections / 8);
+    }
+
     private static boolean isError(Context ctx) {
         return Boolean.TRUE.equals(ctx.attribute("fdkvc.error"));
     }
@@ -171,8 +201,12 @@ public final class ChatServer implements AutoCloseable {
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
     public void ready(ServedModel m) {
+        ready(m, options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir()));
+    }
+
+    /** Starts serving chat with {@code m} over {@code store} (null: none); tests pass a store that fails on demand. */
+    void ready(ServedModel m, SessionStore store) {
         options.checkDefaultPolicy(m.policy());
-        SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
         SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
                 metrics);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
@@ -226,7 +260,8 @@ public final class ChatServer implements AutoCloseable {
         Scheduler sc = scheduler;
         long[] cache = sm == null ? new long[2] : sm.liveCacheFigures();
         Metrics.Gauges g = new Metrics.Gauges(sm == null ? 0 : sm.liveCount(), sm == null ? 0 : sm.storedCount(), cache[0], cache[1],
-                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount());
+                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount(),
+                maxBodiesReading - bodies.availablePermits());
         ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.render(g));
     }
 
@@ -252,7 +287,8 @@ public final class ChatServer implements AutoCloseable {
                 throw ApiError.invalid(null, "bad Content-Length");
             }
         }
-        byte[] body = ctx.bodyAsBytes();
+        byte[] body = readBody(ctx);
+        if (body == null) return; // refused and closed
         if (body.length > options.maxBodyBytes()) throw fromJavalin(413);
         ChatRequest req = ChatRequest.parse(JSON, body, options.defaultMaxTokens(), options.defaultTemperature(),
                 options.defaultTopP(), UUID.randomUUID().getLeastSignificantBits());
@@ -265,28 +301,88 @@ public final class ChatServer implements AutoCloseable {
         SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages(), choice);
         Job job = new Job(entry);
         sessions.hold(entry, job);
+        ClientWatch watch = null;
         try {
-            job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
-        } catch (InputException e) {
-            sessions.release(entry, job);
-            throw ApiError.invalid("messages", e.getMessage());
-        } catch (RuntimeException e) {
-            sessions.release(entry, job);
-            throw e;
-        }
-        if (!scheduler.submit(job)) {
-            job.reply.rollback();
-            sessions.release(entry, job);
-            ctx.header("Retry-After", "1");
-            throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
-                    + " waiting); retry later");
-        }
-        ctx.header("X-Session-Id", entry.id);
-        try {
+            try {
+                job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
+            } catch (InputException e) {
+                throw ApiError.invalid("messages", e.getMessage());
+            }
+            int fresh = job.reply.prefillRemaining();
+            if (fresh > options.maxPromptTokens()) {
+                job.reply.rollback();
+                throw new ApiError(400, "invalid_request_error", "messages", "context_length_exceeded", "the messages add " + fresh
+                        + " prompt tokens to feed, more than --max-prompt-tokens " + options.maxPromptTokens());
+            }
+            if (!scheduler.submit(job)) {
+                job.reply.rollback();
+                ctx.header("Retry-After", "1");
+                throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
+                        + " waiting); retry later");
+            }
+            // a client that closes its connection from now on cancels the reply at the next chunk or step
+            watch = ClientWatch.start(ctx, job::abandon);
+            ctx.header("X-Session-Id", entry.id);
             if (req.stream()) stream(ctx, m, job, req);
             else complete(ctx, m, job);
         } finally {
+            if (watch != null) watch.stop();
             sessions.release(entry, job);
+        }
+    }
+
+    /**
+     * Answers {@code e} and closes the connection at once. Jetty would otherwise shut only its
+     * output and keep the connection until the client closes it or the read timeout passes, which
+     * is what a slow sender must not be able to count on.
+     */
+    private static void refuseAndClose(Context ctx, ApiError e) {
+        ctx.attribute("fdkvc.error", true);
+        ctx.status(e.status()).contentType("application/json");
+        ctx.header("Connection", "close");
+        ctx.header("Retry-After", "1");
+        byte[] b = JSON.writeValueAsBytes(errorJson(e));
+        try {
+            ctx.res().setContentLength(b.length);
+            ctx.res().getOutputStream().write(b);
+            ctx.res().flushBuffer();
+        } catch (IOException | RuntimeException ignored) {
+            // the client is gone already
+        }
+        ClientWatch.close(ctx);
+    }
+
+    /**
+     * Receives the body: at most {@link #bodiesReading} at once (more get 503 and their connection
+     * closed, so slow senders cannot hold every descriptor), each bounded by the read timeout (408).
+     * A client that closes its connection mid-body is counted as gone, not as a server error.
+     */
+    private byte[] readBody(Context ctx) {
+        if (!bodies.tryAcquire()) {
+            metrics.bodyRefused();
+            refuseAndClose(ctx, new ApiError(503, "server_error", null, "too_many_uploads", maxBodiesReading
+                    + " request bodies are being received already; retry later"));
+            return null;
+        }
+        try {
+            return ctx.bodyAsBytes();
+        } catch (HttpResponseException e) {
+            throw e;
+        } catch (Exception e) { // Javalin passes Jetty's IOExceptions through unchecked
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof java.util.concurrent.TimeoutException) {
+                    metrics.bodyTimedOut();
+                    ctx.header("Connection", "close");
+                    throw new ApiError(408, "invalid_request_error", null, "request_timeout", "the request body did not arrive within "
+                            + options.readTimeoutSeconds() + " s (--read-timeout)");
+                }
+            }
+            metrics.bodyIncomplete();
+            ctx.attribute(GONE, true);
+            log.println("fdkvc serve: a client closed its connection before sending the whole request body");
+            throw new ApiError(400, "invalid_request_error", null, "incomplete_body", "the request body ended early");
+        } finally {
+            bodies.release();
         }
     }
 
@@ -294,6 +390,10 @@ public final class ChatServer implements AutoCloseable {
     private void complete(Context ctx, ServedModel m, Job job) throws InterruptedException {
         while (job.events.take() != Job.END) {
             // text arrives piece by piece; the reply keeps the whole content
+        }
+        if (job.gone && !job.committed) {
+            ctx.attribute(GONE, true);
+            return; // nobody to answer
         }
         failIfFailed(job);
         sessions.commit(job.session, job); // durable, and the session free, before the answer goes out
@@ -360,10 +460,11 @@ public final class ChatServer implements AutoCloseable {
             ((ObjectNode) c.get("choices").get(0)).putObject("delta").put("content", (String) ev);
             if (!send(out, c)) {
                 gone = true;
-                job.reply.cancel();
-                metrics.cancelled();
+                job.abandon();
             }
         }
+        gone |= job.gone;
+        if (gone) ctx.attribute(GONE, true);
         ApiError failed = null;
         if (job.failure != null || !job.committed) {
             if (gone) return;

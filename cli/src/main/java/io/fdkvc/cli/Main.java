@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
                 PoliciesCommand.class,
                 GenerateCommand.class,
                 TokenizeCommand.class,
+                TemplateCommand.class,
                 ChatCommand.class,
                 BenchCommand.class,
                 ServeCommand.class,

@@ -1,6 +1,5 @@
 package io.fdkvc.cli;
 
-import io.fdkvc.core.param.ParamBinder;
 import io.fdkvc.core.policy.PolicyRegistry;
 import java.io.PrintWriter;
 import picocli.CommandLine.Command;
@@ -19,9 +18,8 @@ public final class PoliciesCommand implements Runnable {
         PrintWriter out = spec.commandLine().getOut();
         for (PolicyRegistry.Kind k : PolicyRegistry.kinds()) {
             out.println(k.name() + ": " + k.description());
-            for (ParamBinder.Description d : ParamBinder.describe(k.defaults())) {
-                Object pinned = k.pinned().get(d.name());
-                Object shown = pinned != null ? pinned + " (fixed)" : d.defaultValue();
+            for (PolicyRegistry.Parameter d : k.parameters()) {
+                Object shown = d.fixed() ? d.defaultValue() + " (fixed)" : d.defaultValue();
                 out.printf("    %-8s %-7s default %-14s %s%s%n", d.name(), d.type(), shown, d.doc(),
                         d.range().isEmpty() ? "" : " [" + d.range() + "]");
             }

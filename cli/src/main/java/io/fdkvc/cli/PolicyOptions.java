@@ -1,12 +1,9 @@
 package io.fdkvc.cli;
 
-import io.fdkvc.core.Limits;
 import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.PolicyParams;
-import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.core.policy.PolicySpec;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import picocli.CommandLine.Option;
@@ -31,12 +28,7 @@ public final class PolicyOptions {
      * does not take, or pins, is refused). Errors name the option: --policy, --budget or -p NAME.
      */
     public PolicySpec spec() {
-        return withOptionNames(params, () -> {
-            PolicyRegistry.Kind kind = PolicyRegistry.kind(policy);
-            Map<String, Object> taken = PolicyParams.distribute(List.of(kind), params).getFirst();
-            Limits.check("budget", budget, 1, Limits.MAX_BUDGET);
-            return PolicyRegistry.spec(policy, budget, taken);
-        });
+        return withOptionNames(params, () -> PolicyParams.spec(policy, budget, params));
     }
 
     /**

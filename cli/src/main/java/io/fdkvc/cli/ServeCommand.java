@@ -34,7 +34,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Serve the model over OpenAI's chat completions API (POST /v1/chat/completions, streaming too),",
                 "one bounded, policy-managed KV cache per conversation. Also GET /v1/models, /health, /metrics,",
-                "GET /v1/sessions[/ID], DELETE /v1/sessions/ID. Sampling options are the defaults for requests that omit them."})
+                "GET /v1/sessions[/ID[/cache]], DELETE /v1/sessions/ID, GET /v1/policies, and a chat page at GET /.",
+                "Sampling options and the policy are the defaults for requests that omit them."})
 public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1", description = "address to bind; default: ${DEFAULT-VALUE}")
     String host;
@@ -78,6 +79,26 @@ public final class ServeCommand implements Callable<Integer> {
             description = "largest request body (413 beyond); default: ${DEFAULT-VALUE}")
     int maxBody;
 
+    @Option(names = "--max-prompt-tokens", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_PROMPT_TOKENS,
+            description = "most prompt tokens one request may add (those not already cached; 400 beyond), so that one request"
+                    + " cannot hold the model for minutes; default: ${DEFAULT-VALUE}")
+    int maxPromptTokens;
+
+    @Option(names = "--read-timeout", paramLabel = "SECONDS", defaultValue = "" + ChatServer.Options.DEFAULT_READ_TIMEOUT_SECONDS,
+            description = "longest silence while a request's headers or body arrive (408 for a body) or a write is blocked;"
+                    + " default: ${DEFAULT-VALUE}")
+    int readTimeout;
+
+    @Option(names = "--max-connections", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_CONNECTIONS,
+            description = "connections held at once (more wait to be accepted); an eighth of them, at least 16, may be sending"
+                    + " a request body at once (more get 503); default: ${DEFAULT-VALUE}")
+    int maxConnections;
+
+    @Option(names = "--max-budget", paramLabel = "N", defaultValue = "" + ChatServer.Options.DEFAULT_MAX_BUDGET,
+            description = {"largest budget a request may choose for its conversation (\"fdkvc\": {\"policy\", \"budget\", \"params\"}",
+                    "in the request body); must be >= --budget; default: ${DEFAULT-VALUE}"})
+    int maxBudget;
+
     @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "5",
             description = {"before it reports ready, run throwaway conversations for this long so that the JIT has compiled",
                     "the forward pass, batched decoding and the policy (a fresh JVM's first request is several times slower);",
@@ -98,7 +119,9 @@ public final class ServeCommand implements Callable<Integer> {
         if (parallel > engine.batch) throw new InputException("--parallel must be <= --batch (" + engine.batch + "), got " + parallel);
         if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
-                options.sampling.temperature, options.sampling.topP, sessionStoreMode);
+                options.sampling.temperature, options.sampling.topP, sessionStoreMode, maxBudget, maxPromptTokens, readTimeout,
+                maxConnections);
+        o.checkDefaultPolicy(ps);
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stop = new CountDownLatch(1);
         try (ChatServer server = startServer(o)) {

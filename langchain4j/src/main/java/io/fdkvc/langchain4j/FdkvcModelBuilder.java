@@ -3,23 +3,9 @@ package io.fdkvc.langchain4j;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.request.DefaultChatRequestParameters;
 import io.fdkvc.core.InputException;
-import io.fdkvc.core.param.ParameterException;
-import io.fdkvc.core.policy.PolicyRegistry;
-import io.fdkvc.core.policy.PolicySpec;
-import io.fdkvc.engine.cache.PositionMode;
-import io.fdkvc.engine.chat.ChatFormat;
-import io.fdkvc.engine.model.GgufModelLoader;
-import io.fdkvc.engine.model.Llama;
-import io.fdkvc.engine.model.LoadedModel;
-import io.fdkvc.engine.tensor.Parallel;
-import io.fdkvc.engine.template.ChatTemplate;
-import io.fdkvc.engine.tokenizer.Tokenizers;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.LinkedHashMap;
+import io.fdkvc.engine.chat.LocalChat;
+import io.fdkvc.engine.chat.LocalChatBuilder;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 
 /**
  * What {@link FdkvcChatModel} and {@link FdkvcStreamingChatModel} share: the GGUF model, the KV
@@ -28,21 +14,10 @@ import java.util.Objects;
  *
  * @param <B> the concrete builder
  */
-public abstract class FdkvcModelBuilder<B extends FdkvcModelBuilder<B>> {
+public abstract class FdkvcModelBuilder<B extends FdkvcModelBuilder<B>> extends LocalChatBuilder<B> {
     /** Reply tokens when neither the builder nor the request sets {@code maxOutputTokens}. */
     public static final int DEFAULT_MAX_OUTPUT_TOKENS = 256;
 
-    private Path modelPath;
-    private String policy = "fdkvc";
-    private final Map<String, Object> parameters = new LinkedHashMap<>();
-    private int cacheBudget = 256;
-    private int maxTurnTokens = 512;
-    private PositionMode positions = PositionMode.CACHE;
-    private String template;
-    private int threads = Runtime.getRuntime().availableProcessors();
-    private int batch = 64;
-    private int maxConversations = 8;
-    private long seed;
     private Double temperature = 0.0;
     private Double topP = 1.0;
     private Integer maxOutputTokens = DEFAULT_MAX_OUTPUT_TOKENS;
@@ -53,72 +28,6 @@ public abstract class FdkvcModelBuilder<B extends FdkvcModelBuilder<B>> {
     @SuppressWarnings("unchecked")
     private B self() {
         return (B) this;
-    }
-
-    /** The GGUF model file (required). */
-    public B modelPath(Path modelPath) {
-        this.modelPath = Objects.requireNonNull(modelPath, "modelPath");
-        return self();
-    }
-
-    /** The KV cache policy by registry name (default {@code fdkvc}); see {@code fdkvc policies}. */
-    public B policy(String name) {
-        this.policy = Objects.requireNonNull(name, "policy");
-        return self();
-    }
-
-    /** One parameter of the cache policy. */
-    public B policyParameter(String name, Object value) {
-        parameters.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
-        return self();
-    }
-
-    /** Entries (tokens) each KV stream keeps after a turn (default 256). */
-    public B cacheBudget(int tokens) {
-        this.cacheBudget = tokens;
-        return self();
-    }
-
-    /** Tokens a turn may add before the policy runs; longer turns run in chunks (default 512). */
-    public B maxTurnTokens(int tokens) {
-        this.maxTurnTokens = tokens;
-        return self();
-    }
-
-    /** RoPE position of a cached entry (default {@link PositionMode#CACHE}). */
-    public B positions(PositionMode positions) {
-        this.positions = Objects.requireNonNull(positions, "positions");
-        return self();
-    }
-
-    /** The chat format by name ({@code chatml}, {@code llama3}, {@code llama2}, {@code plain}); default: detected from the model. */
-    public B template(String name) {
-        this.template = Objects.requireNonNull(name, "template");
-        return self();
-    }
-
-    /** Threads of the forward pass (default: all cores; the engine's thread pool is shared by the JVM). */
-    public B threads(int threads) {
-        this.threads = threads;
-        return self();
-    }
-
-    /** Prompt tokens processed together (default 64). */
-    public B batch(int tokens) {
-        this.batch = tokens;
-        return self();
-    }
-
-    /** Conversations (each with its own cache) held at once; the least recently used goes first (default 8). */
-    public B maxConversations(int n) {
-        this.maxConversations = n;
-        return self();
-    }
-
-    /** Seed of the sampler's random stream, the same for every request (default 0). */
-    public B seed(long seed) {
-        this.seed = seed;
-        return self();
     }
 
     /** Default sampling temperature, 0 for greedy (default 0). */
@@ -156,29 +65,9 @@ public abstract class FdkvcModelBuilder<B extends FdkvcModelBuilder<B>> {
      * @throws InputException naming the option or the file at fault
      */
     LocalChatEngine engine() {
-        if (modelPath == null) throw new ParameterException("modelPath", "is required");
-        if (!Files.isRegularFile(modelPath)) throw new InputException("modelPath: " + modelPath + " is not a file");
-        if (maxTurnTokens < 1) throw new ParameterException("maxTurnTokens", "must be >= 1, got " + maxTurnTokens);
-        if (threads < 1) throw new ParameterException("threads", "must be >= 1, got " + threads);
-        if (batch < 1) throw new ParameterException("batch", "must be >= 1, got " + batch);
-        if (maxConversations < 1) throw new ParameterException("maxConversations", "must be >= 1, got " + maxConversations);
-        if (cacheBudget < 1) throw new ParameterException("cacheBudget", "must be >= 1, got " + cacheBudget);
-        PolicySpec spec = PolicyRegistry.spec(policy, cacheBudget, parameters);
-        LocalChatEngine.params(defaults(), seed); // the default sampling options are checked now, not at the first request
-        if (template != null && !template.startsWith("jinja:")) ChatTemplate.byName(template); // a bad name fails before loading
-        LoadedModel model = GgufModelLoader.load(modelPath);
-        try {
-            Parallel.setThreads(threads);
-            Llama llama = new Llama(model.config(), model.weights(), batch, threads);
-            // the model's own Jinja template when it renders (else a built-in format, logged), as fdkvc chat does
-            ChatTemplate tpl = ChatTemplate.select(template, model.vocabulary(),
-                    warning -> System.getLogger("io.fdkvc.langchain4j").log(System.Logger.Level.WARNING, warning));
-            ChatFormat format = new ChatFormat(tpl, Tokenizers.from(model.vocabulary()));
-            String name = modelPath.getFileName().toString();
-            return new LocalChatEngine(model, llama, format, spec, maxTurnTokens, positions, maxConversations, name, seed);
-        } catch (RuntimeException e) {
-            model.close();
-            throw e;
-        }
+        LocalChat.Options options = options();
+        LocalChatEngine.params(defaults(), seed()); // the default sampling options are checked now, not at the first request
+        LocalChat chat = LocalChat.open(options, warning -> System.getLogger("io.fdkvc.langchain4j").log(System.Logger.Level.WARNING, warning));
+        return new LocalChatEngine(chat, seed());
     }
 }

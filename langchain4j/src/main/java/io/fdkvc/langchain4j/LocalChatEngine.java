@@ -16,86 +16,48 @@ import dev.langchain4j.model.output.FinishReason;
 import dev.langchain4j.model.output.TokenUsage;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.policy.PolicySpec;
-import io.fdkvc.engine.cache.PositionMode;
-import io.fdkvc.engine.chat.ChatFormat;
-import io.fdkvc.engine.chat.Conversation;
 import io.fdkvc.engine.chat.GenerationParams;
-import io.fdkvc.engine.chat.Reply;
-import io.fdkvc.engine.model.Llama;
-import io.fdkvc.engine.model.LoadedModel;
-import io.fdkvc.engine.session.Session;
+import io.fdkvc.engine.chat.LocalChat;
 import io.fdkvc.engine.template.ChatTemplate.Message;
 import java.util.ArrayList;
-import java.util.LinkedList;
 import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The engine behind {@link FdkvcChatModel} and {@link FdkvcStreamingChatModel}: one loaded model
- * and up to {@code maxConversations} conversations, each with its own policy-bounded KV cache
- * (engine {@link Conversation}). A request whose messages extend a conversation's transcript
- * continues it, feeding only the new messages; any other request starts a new conversation
- * (the least recently used one is dropped when there are too many). One request at a time: the
- * forward pass is not re-entrant.
+ * The engine behind {@link FdkvcChatModel} and {@link FdkvcStreamingChatModel}: engine
+ * {@link LocalChat} (one loaded model, a policy-bounded KV cache per conversation, a request
+ * matched to the conversation whose transcript it extends) with LangChain4j's messages and
+ * parameters.
  */
 final class LocalChatEngine implements AutoCloseable {
-    private final LoadedModel model;
-    private final Llama llama;
-    private final ChatFormat format;
-    private final PolicySpec spec;
-    private final int maxTurnTokens;
-    private final PositionMode positions;
-    private final int maxConversations;
-    private final String modelName;
+    private final LocalChat chat;
     private final long seed;
-    /** Least recently used first. */
-    private final LinkedList<Conversation> conversations = new LinkedList<>();
-    private boolean closed;
 
-    LocalChatEngine(LoadedModel model, Llama llama, ChatFormat format, PolicySpec spec, int maxTurnTokens,
-                    PositionMode positions, int maxConversations, String modelName, long seed) {
-        this.model = model;
-        this.llama = llama;
-        this.format = format;
-        this.spec = spec;
-        this.maxTurnTokens = maxTurnTokens;
-        this.positions = positions;
-        this.maxConversations = maxConversations;
-        this.modelName = modelName;
+    LocalChatEngine(LocalChat chat, long seed) {
+        this.chat = chat;
         this.seed = seed;
     }
 
     String modelName() {
-        return modelName;
+        return chat.modelName();
     }
 
     PolicySpec policySpec() {
-        return spec;
+        return chat.policySpec();
     }
 
     /** Conversations held now (each with its own cache). */
-    synchronized int conversations() {
-        return conversations.size();
+    int conversations() {
+        return chat.conversations();
     }
 
     /**
      * Answers {@code request} on the calling thread; {@code onText} receives the reply's text as
      * it is released. The merged defaults are already in the request's parameters.
      */
-    synchronized ChatResponse chat(ChatRequest request, Consumer<String> onText) {
-        if (closed) throw new IllegalStateException("the model is closed");
+    ChatResponse chat(ChatRequest request, Consumer<String> onText) {
         GenerationParams params = params(request.parameters(), seed);
-        List<Message> messages = toEngine(request.messages());
-        format.validate(messages);
-        Conversation c = conversationFor(messages);
-        Reply reply = c.begin(messages, params, onText);
-        try {
-            reply.runToEnd();
-        } catch (RuntimeException | Error e) {
-            reply.rollback(); // the conversation stays as it was before the request (a handler may have thrown)
-            throw e;
-        }
-        reply.commit();
+        LocalChat.Answer reply = chat.chat(null, toEngine(request.messages()), params, onText);
         FinishReason finish = switch (reply.finishReason()) {
             case STOP -> FinishReason.STOP;
             case LENGTH -> FinishReason.LENGTH;
@@ -104,23 +66,8 @@ final class LocalChatEngine implements AutoCloseable {
                 .aiMessage(AiMessage.from(reply.content()))
                 .tokenUsage(new TokenUsage(reply.promptTokens(), reply.completionTokens()))
                 .finishReason(finish)
-                .modelName(modelName)
+                .modelName(chat.modelName())
                 .build();
-    }
-
-    private Conversation conversationFor(List<Message> messages) {
-        Conversation best = null;
-        for (Conversation c : conversations) {
-            if (c.continuedBy(messages) && (best == null || c.messages().size() > best.messages().size())) best = c;
-        }
-        if (best == null) {
-            if (conversations.size() == maxConversations) conversations.removeFirst(); // its cache goes with it
-            best = new Conversation(new Session(llama, llama.newCache(spec, maxTurnTokens, positions)), format);
-        } else {
-            conversations.remove(best);
-        }
-        conversations.addLast(best);
-        return best;
     }
 
     /**
@@ -168,12 +115,7 @@ final class LocalChatEngine implements AutoCloseable {
                 }
                 default -> throw new UnsupportedFeatureException("messages[" + i + "]: " + m.type() + " messages are not supported");
             };
-            Message last = out.isEmpty() ? null : out.getLast();
-            if (last != null && last.role() == next.role()) {
-                out.set(out.size() - 1, new Message(last.role(), last.content() + "\n\n" + next.content()));
-            } else {
-                out.add(next);
-            }
+            LocalChat.append(out, next);
         }
         return out;
     }
@@ -191,11 +133,7 @@ final class LocalChatEngine implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) return;
-        closed = true;
-        conversations.clear();
-        llama.close();
-        model.close();
+    public void close() {
+        chat.close();
     }
 }

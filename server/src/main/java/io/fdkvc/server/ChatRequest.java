@@ -13,9 +13,9 @@ import tools.jackson.databind.json.JsonMapper;
  * use (model, presence_penalty, user, ...) are ignored; fields it cannot honour ({@code n} &gt; 1)
  * and values out of range are refused with 400 naming the field.
  *
- * @param maxTokens {@code max_completion_tokens}, else {@code max_tokens}, else the server's default
+ * @param fdkvc     the {@code "fdkvc"} extension as sent (a conversation's own policy, {@link PolicyChoice}), or null
  */
-public record ChatRequest(List<Message> messages, GenerationParams params, boolean stream, boolean includeUsage) {
+public record ChatRequest(List<Message> messages, GenerationParams params, boolean stream, boolean includeUsage, JsonNode fdkvc) {
     /** Longest reply a request may ask for. */
     public static final int MAX_TOKENS_LIMIT = 1 << 16;
 
@@ -63,7 +63,8 @@ public record ChatRequest(List<Message> messages, GenerationParams params, boole
             if (!so.isObject()) throw ApiError.invalid("stream_options", "'stream_options' must be an object");
             includeUsage = bool(so, "include_usage");
         }
-        return new ChatRequest(messages, new GenerationParams(maxTokens, temperature, topP, seed, stop), stream, includeUsage);
+        return new ChatRequest(messages, new GenerationParams(maxTokens, temperature, topP, seed, stop), stream, includeUsage,
+                root.get(PolicyChoice.FIELD));
     }
 
     private static Message message(JsonNode m, int i) {
@@ -98,7 +99,23 @@ public record ChatRequest(List<Message> messages, GenerationParams params, boole
         } else {
             throw ApiError.invalid(where + ".content", "'" + where + ".content' must be a string or an array of text parts");
         }
+        int lone = loneSurrogate(content);
+        if (lone >= 0) {
+            throw ApiError.invalid(where + ".content", "'" + where + ".content' is not valid Unicode: a lone UTF-16 surrogate at character "
+                    + lone + " (it could not be stored or tokenized faithfully)");
+        }
         return new Message(role, content);
+    }
+
+    /** The index of the first surrogate that is not half of a pair, or -1. */
+    static int loneSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!Character.isSurrogate(c)) continue;
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) i++;
+            else return i;
+        }
+        return -1;
     }
 
     private static double number(JsonNode root, String f, double dflt, double min, double max) {

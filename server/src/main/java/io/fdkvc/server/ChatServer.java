@@ -1,7 +1,10 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.FinishReason;
+import io.fdkvc.server.ui.WebUi;
 import io.fdkvc.engine.chat.Reply;
 import io.javalin.Javalin;
 import io.javalin.compression.CompressionStrategy;
@@ -41,18 +44,48 @@ public final class ChatServer implements AutoCloseable {
      * @param defaultTemperature temperature for requests without one
      * @param defaultTopP      top_p for requests without one
      * @param storeMode        "strict" (a turn whose session cannot be stored fails) or "best-effort"
+     * @param maxBudget        largest budget a request may choose for its conversation ({@link PolicyChoice})
+     * @param maxPromptTokens  a request whose new prompt tokens (those not already cached) exceed this gets 400
+     * @param readTimeoutSeconds longest silence while a request's headers or body arrive (and while a write is blocked)
+     * @param maxConnections   connections held at once; beyond, new ones wait to be accepted
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
-                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode) {
-        /** Options with the defaults of the fault-handling bounds: strict store mode. */
+                          int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                          int maxBudget, int maxPromptTokens, int readTimeoutSeconds, int maxConnections) {
+        /** {@code --max-budget}'s default. */
+        public static final int DEFAULT_MAX_BUDGET = 4096;
+        public static final int DEFAULT_MAX_PROMPT_TOKENS = 8192;
+        public static final int DEFAULT_READ_TIMEOUT_SECONDS = 30;
+        public static final int DEFAULT_MAX_CONNECTIONS = 1024;
+
+        /** Options with the defaults of the fault-handling bounds (strict store mode) and of {@code --max-budget}. */
         public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
                        int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP) {
             this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
-                    defaultTopP, "strict");
+                    defaultTopP, "strict", DEFAULT_MAX_BUDGET);
+        }
+
+        /** Options with the default {@code --max-budget}. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, DEFAULT_MAX_BUDGET);
+        }
+
+        /** Options with the default connection and prompt bounds. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                       int maxBudget) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, maxBudget, DEFAULT_MAX_PROMPT_TOKENS, DEFAULT_READ_TIMEOUT_SECONDS, DEFAULT_MAX_CONNECTIONS);
         }
 
         public Options {
             SessionManager.StoreMode.parse(storeMode);
+            Limits.check("--max-budget", maxBudget, 1, Limits.MAX_BUDGET);
+            Limits.check("--max-prompt-tokens", maxPromptTokens, 1, Limits.MAX_NEW_TOKENS);
+            Limits.check("--read-timeout", readTimeoutSeconds, 1, 3600);
+            Limits.check("--max-connections", maxConnections, 16, 1 << 20);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -65,16 +98,24 @@ public final class ChatServer implements AutoCloseable {
             }
             if (!(defaultTopP > 0 && defaultTopP <= 1)) throw new InputException("--top-p must be in (0, 1], got " + defaultTopP);
         }
+
+        /** Refuses a server policy whose budget is beyond what its requests may ask ({@code --max-budget}). */
+        public void checkDefaultPolicy(PolicySpec p) {
+            if (!p.kind().unbounded() && p.budget() > maxBudget) {
+                throw new InputException("--budget " + p.budget() + " exceeds --max-budget " + maxBudget);
+            }
+        }
     }
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final long IDLE_TIMEOUT_MS = 30L * 60 * 1000;
 
     private final Options options;
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final Javalin app;
     private final byte[] apiKey;
+    private final java.util.concurrent.Semaphore bodies; // request bodies being received at once
+    private final int maxBodiesReading;
     private volatile ServedModel model;
     private volatile SessionManager sessions;
     private volatile Scheduler scheduler;
@@ -83,23 +124,31 @@ public final class ChatServer implements AutoCloseable {
         this.options = options;
         this.log = log;
         this.apiKey = options.apiKey() == null ? null : ("Bearer " + options.apiKey()).getBytes(StandardCharsets.UTF_8);
+        this.maxBodiesReading = bodiesReading(options.maxConnections());
+        this.bodies = new java.util.concurrent.Semaphore(maxBodiesReading);
         this.app = Javalin.create(cfg -> {
             cfg.concurrency.useVirtualThreads = true;
             cfg.http.maxRequestSize = options.maxBodyBytes();
             cfg.http.prefer405over404 = true;
             cfg.http.compressionStrategy = CompressionStrategy.NONE;
             cfg.startup.showJavalinBanner = false;
-            // a request may wait in the queue, or a long history be prefilled, for longer than
-            // Jetty's default 30 s without a byte written
-            cfg.jetty.modifyHttpConfiguration(hc -> hc.setIdleTimeout(IDLE_TIMEOUT_MS));
-            cfg.requestLogger.http((ctx, ms) -> metrics.request(ctx.statusCode()));
+            // Jetty's idle timeout bounds the silence while headers or a body arrive, or while a write
+            // is blocked; a request waiting in the queue or being prefilled has no read or write
+            // pending, and Jetty does not time it out
+            cfg.jetty.modifyHttpConfiguration(hc -> hc.setIdleTimeout(options.readTimeoutSeconds() * 1000L));
+            cfg.jetty.modifyServer(server -> server.addBean(new org.eclipse.jetty.server.NetworkConnectionLimit(options.maxConnections(), server)));
+            cfg.requestLogger.http((ctx, ms) -> metrics.request(Boolean.TRUE.equals(ctx.attribute(GONE)) ? Metrics.CLIENT_GONE : ctx.statusCode()));
             cfg.routes.addHttpHandler(HandlerType.BEFORE, "/*", this::authorize);
             cfg.routes.get("/health", this::health);
             cfg.routes.get("/metrics", this::metrics);
             cfg.routes.get("/v1/models", this::models);
+            cfg.routes.get("/v1/policies", this::policies);
+            cfg.routes.get("/", WebUi::page);
+            cfg.routes.get("/ui/{asset}", WebUi::asset);
             cfg.routes.post("/v1/chat/completions", this::chat);
             cfg.routes.get("/v1/sessions", this::listSessions);
             cfg.routes.get("/v1/sessions/{id}", this::getSession);
+            cfg.routes.get("/v1/sessions/{id}/cache", this::sessionCache);
             cfg.routes.delete("/v1/sessions/{id}", this::deleteSession);
             cfg.routes.exception(ApiError.class, (e, ctx) -> error(ctx, e));
             cfg.routes.exception(InputException.class, (e, ctx) -> error(ctx, ApiError.invalid(null, e.getMessage())));
@@ -117,6 +166,14 @@ public final class ChatServer implements AutoCloseable {
             });
         });
         app.start(options.host(), options.port());
+    }
+
+    /** Set on a request whose client left before its answer: counted as {@link Metrics#CLIENT_GONE}, not by its status. */
+    private static final String GONE = "fdkvc.gone";
+
+    /** Request bodies received at once: an eighth of the connections, at least 16. */
+    static int bodiesReading(int maxConnections) {
+        return Math.max(16, maxConnections / 8);
     }
 
     private static boolean isError(Context ctx) {
@@ -144,7 +201,12 @@ public final class ChatServer implements AutoCloseable {
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
     public void ready(ServedModel m) {
-        SessionStore store = options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir());
+        ready(m, options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir()));
+    }
+
+    /** Starts serving chat with {@code m} over {@code store} (null: none); tests pass a store that fails on demand. */
+    void ready(ServedModel m, SessionStore store) {
+        options.checkDefaultPolicy(m.policy());
         SessionManager sm = new SessionManager(m, store, SessionManager.StoreMode.parse(options.storeMode()), options.sessions(), log,
                 metrics);
         scheduler = new Scheduler(m, options.parallel(), options.queue(), sm.persistent(), metrics);
@@ -155,7 +217,8 @@ public final class ChatServer implements AutoCloseable {
     // ---- handlers -------------------------------------------------------------------------------
 
     private void authorize(Context ctx) {
-        if (apiKey == null || ctx.path().equals("/health")) return;
+        // the page and its assets load without the key: the page asks for it
+        if (apiKey == null || ctx.path().equals("/health") || WebUi.isPublic(ctx.path())) return;
         String h = ctx.header("Authorization");
         if (h == null || !MessageDigest.isEqual(h.getBytes(StandardCharsets.UTF_8), apiKey)) throw ApiError.unauthorized();
     }
@@ -197,7 +260,8 @@ public final class ChatServer implements AutoCloseable {
         Scheduler sc = scheduler;
         long[] cache = sm == null ? new long[2] : sm.liveCacheFigures();
         Metrics.Gauges g = new Metrics.Gauges(sm == null ? 0 : sm.liveCount(), sm == null ? 0 : sm.storedCount(), cache[0], cache[1],
-                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount());
+                sc == null ? 0 : sc.queueDepth(), sc == null ? 0 : sc.activeCount(), sm == null ? 0 : sm.unstoredCount(),
+                maxBodiesReading - bodies.availablePermits());
         ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(metrics.render(g));
     }
 
@@ -223,7 +287,8 @@ public final class ChatServer implements AutoCloseable {
                 throw ApiError.invalid(null, "bad Content-Length");
             }
         }
-        byte[] body = ctx.bodyAsBytes();
+        byte[] body = readBody(ctx);
+        if (body == null) return; // refused and closed
         if (body.length > options.maxBodyBytes()) throw fromJavalin(413);
         ChatRequest req = ChatRequest.parse(JSON, body, options.defaultMaxTokens(), options.defaultTemperature(),
                 options.defaultTopP(), UUID.randomUUID().getLeastSignificantBits());
@@ -232,31 +297,92 @@ public final class ChatServer implements AutoCloseable {
         } catch (InputException e) {
             throw ApiError.invalid("messages", e.getMessage());
         }
-        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages());
+        PolicySpec choice = PolicyChoice.parse(req.fdkvc(), m.policy(), options.maxBudget());
+        SessionManager.Entry entry = sessions.acquire(ctx.header("X-Session-Id"), req.messages(), choice);
         Job job = new Job(entry);
         sessions.hold(entry, job);
+        ClientWatch watch = null;
         try {
-            job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
-        } catch (InputException e) {
-            sessions.release(entry, job);
-            throw ApiError.invalid("messages", e.getMessage());
-        } catch (RuntimeException e) {
-            sessions.release(entry, job);
-            throw e;
-        }
-        if (!scheduler.submit(job)) {
-            job.reply.rollback();
-            sessions.release(entry, job);
-            ctx.header("Retry-After", "1");
-            throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
-                    + " waiting); retry later");
-        }
-        ctx.header("X-Session-Id", entry.id);
-        try {
+            try {
+                job.reply = entry.conversation.begin(req.messages(), req.params(), job::text);
+            } catch (InputException e) {
+                throw ApiError.invalid("messages", e.getMessage());
+            }
+            int fresh = job.reply.prefillRemaining();
+            if (fresh > options.maxPromptTokens()) {
+                job.reply.rollback();
+                throw new ApiError(400, "invalid_request_error", "messages", "context_length_exceeded", "the messages add " + fresh
+                        + " prompt tokens to feed, more than --max-prompt-tokens " + options.maxPromptTokens());
+            }
+            if (!scheduler.submit(job)) {
+                job.reply.rollback();
+                ctx.header("Retry-After", "1");
+                throw ApiError.busy("the server is busy (" + options.parallel() + " requests in progress and " + options.queue()
+                        + " waiting); retry later");
+            }
+            // a client that closes its connection from now on cancels the reply at the next chunk or step
+            watch = ClientWatch.start(ctx, job::abandon);
+            ctx.header("X-Session-Id", entry.id);
             if (req.stream()) stream(ctx, m, job, req);
             else complete(ctx, m, job);
         } finally {
+            if (watch != null) watch.stop();
             sessions.release(entry, job);
+        }
+    }
+
+    /**
+     * Answers {@code e} and closes the connection at once. Jetty would otherwise shut only its
+     * output and keep the connection until the client closes it or the read timeout passes, which
+     * is what a slow sender must not be able to count on.
+     */
+    private static void refuseAndClose(Context ctx, ApiError e) {
+        ctx.attribute("fdkvc.error", true);
+        ctx.status(e.status()).contentType("application/json");
+        ctx.header("Connection", "close");
+        ctx.header("Retry-After", "1");
+        byte[] b = JSON.writeValueAsBytes(errorJson(e));
+        try {
+            ctx.res().setContentLength(b.length);
+            ctx.res().getOutputStream().write(b);
+            ctx.res().flushBuffer();
+        } catch (IOException | RuntimeException ignored) {
+            // the client is gone already
+        }
+        ClientWatch.close(ctx);
+    }
+
+    /**
+     * Receives the body: at most {@link #bodiesReading} at once (more get 503 and their connection
+     * closed, so slow senders cannot hold every descriptor), each bounded by the read timeout (408).
+     * A client that closes its connection mid-body is counted as gone, not as a server error.
+     */
+    private byte[] readBody(Context ctx) {
+        if (!bodies.tryAcquire()) {
+            metrics.bodyRefused();
+            refuseAndClose(ctx, new ApiError(503, "server_error", null, "too_many_uploads", maxBodiesReading
+                    + " request bodies are being received already; retry later"));
+            return null;
+        }
+        try {
+            return ctx.bodyAsBytes();
+        } catch (HttpResponseException e) {
+            throw e;
+        } catch (Exception e) { // Javalin passes Jetty's IOExceptions through unchecked
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof java.util.concurrent.TimeoutException) {
+                    metrics.bodyTimedOut();
+                    ctx.header("Connection", "close");
+                    throw new ApiError(408, "invalid_request_error", null, "request_timeout", "the request body did not arrive within "
+                            + options.readTimeoutSeconds() + " s (--read-timeout)");
+                }
+            }
+            metrics.bodyIncomplete();
+            ctx.attribute(GONE, true);
+            log.println("fdkvc serve: a client closed its connection before sending the whole request body");
+            throw new ApiError(400, "invalid_request_error", null, "incomplete_body", "the request body ended early");
+        } finally {
+            bodies.release();
         }
     }
 
@@ -264,6 +390,10 @@ public final class ChatServer implements AutoCloseable {
     private void complete(Context ctx, ServedModel m, Job job) throws InterruptedException {
         while (job.events.take() != Job.END) {
             // text arrives piece by piece; the reply keeps the whole content
+        }
+        if (job.gone && !job.committed) {
+            ctx.attribute(GONE, true);
+            return; // nobody to answer
         }
         failIfFailed(job);
         sessions.commit(job.session, job); // durable, and the session free, before the answer goes out
@@ -330,10 +460,11 @@ public final class ChatServer implements AutoCloseable {
             ((ObjectNode) c.get("choices").get(0)).putObject("delta").put("content", (String) ev);
             if (!send(out, c)) {
                 gone = true;
-                job.reply.cancel();
-                metrics.cancelled();
+                job.abandon();
             }
         }
+        gone |= job.gone;
+        if (gone) ctx.attribute(GONE, true);
         ApiError failed = null;
         if (job.failure != null || !job.committed) {
             if (gone) return;
@@ -404,6 +535,36 @@ public final class ChatServer implements AutoCloseable {
         json(ctx, sessionJson(m, sessions.describe(ctx.pathParam("id"))));
     }
 
+    private void policies(Context ctx) {
+        json(ctx, PolicyCatalog.of(requireModel().policy(), options.maxBudget()));
+    }
+
+    private void sessionCache(Context ctx) {
+        requireModel();
+        int from = queryInt(ctx, "from", 0, 0, Integer.MAX_VALUE);
+        int limit = queryInt(ctx, "limit", CacheView.MAX_LIMIT, 1, CacheView.MAX_LIMIT);
+        json(ctx, sessions.cacheView(ctx.pathParam("id"), from, limit, queryBool(ctx, "layers"), queryBool(ctx, "messages")));
+    }
+
+    private static boolean queryBool(Context ctx, String name) {
+        String v = ctx.queryParam(name);
+        if (v == null || v.equals("false")) return false;
+        if (v.equals("true")) return true;
+        throw ApiError.invalid(name, "'" + name + "' must be true or false");
+    }
+
+    private static int queryInt(Context ctx, String name, int dflt, int min, int max) {
+        String v = ctx.queryParam(name);
+        if (v == null) return dflt;
+        try {
+            int k = Integer.parseInt(v.strip());
+            if (k >= min && k <= max) return k;
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw ApiError.invalid(name, "'" + name + "' must be an integer in " + min + ".." + max + ", got " + ApiError.excerpt(v));
+    }
+
     private void deleteSession(Context ctx) {
         requireModel();
         String id = ctx.pathParam("id");
@@ -428,9 +589,9 @@ public final class ChatServer implements AutoCloseable {
         o.put("totalEntries", e.totalEntries());
         o.put("evictions", e.evictions());
         o.put("kvBytes", e.kvBytes());
-        o.put("policy", m.policy().name());
-        o.put("policySpec", m.policy().toString());
-        o.put("budget", m.policy().budget());
+        o.put("policy", e.policy().name());
+        o.put("policySpec", e.policy().toString());
+        o.put("budget", e.policy().budget());
         o.put("maxTurnTokens", m.maxTurnTokens());
         return o;
     }

@@ -1,6 +1,7 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.Conversation;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -127,8 +128,8 @@ final class DirectoryStore implements SessionStore {
     }
 
     @Override
-    public long write(String id, long evictions, Conversation.State s) throws Unavailable {
-        SessionCodec.Encoded e = codec.encode(id, evictions, s);
+    public long write(String id, PolicySpec policy, long evictions, Conversation.State s) throws Unavailable {
+        SessionCodec.Encoded e = codec.encode(id, policy, evictions, s);
         Path target = file(id);
         Path tmp = dir.resolve(target.getFileName() + ".tmp" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {

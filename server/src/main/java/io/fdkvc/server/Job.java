@@ -20,6 +20,10 @@ final class Job {
     volatile Conversation.State state;
     volatile Throwable failure;
     volatile long evicted;
+    /** The client left (its connection closed, or a write failed): the reply is cancelled. */
+    volatile boolean gone;
+    /** When it was queued (the scheduler's clock). */
+    long queuedAt;
 
     Job(SessionManager.Entry session) {
         this.session = session;
@@ -27,6 +31,12 @@ final class Job {
 
     void text(String piece) {
         events.add(piece);
+    }
+
+    void abandon() {
+        gone = true;
+        Reply r = reply;
+        if (r != null) r.cancel();
     }
 
     void finish() {

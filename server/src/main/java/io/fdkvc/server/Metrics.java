@@ -17,6 +17,12 @@ final class Metrics {
     private final LongAdder prefillNanos = new LongAdder();
     private final LongAdder evictions = new LongAdder();
     private final LongAdder cancelled = new LongAdder();
+    private final LongAdder cancelledPrefill = new LongAdder();
+    private final LongAdder queueNanos = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicLong queueNanosMax = new java.util.concurrent.atomic.AtomicLong();
+    private final LongAdder bodiesRefused = new LongAdder();
+    private final LongAdder bodiesTimedOut = new LongAdder();
+    private final LongAdder bodiesIncomplete = new LongAdder();
     private final LongAdder storeWrites = new LongAdder();
     private final LongAdder storeBytes = new LongAdder();
     private final LongAdder storeNanos = new LongAdder();
@@ -34,8 +40,31 @@ final class Metrics {
         evictions.add(evicted);
     }
 
-    void cancelled() {
+    /** The status label of requests whose client left before the answer (nginx's "client closed request"), never a 5xx. */
+    static final int CLIENT_GONE = 499;
+
+    /** A request rolled back because its client left; {@code prefillLeft}: prompt tokens it never had to feed. */
+    void cancelled(int prefillLeft) {
         cancelled.increment();
+        cancelledPrefill.add(prefillLeft);
+    }
+
+    /** A request left the queue for a slot after waiting this long (called from the scheduler's thread). */
+    void queued(long nanos) {
+        queueNanos.add(nanos);
+        queueNanosMax.accumulateAndGet(nanos, Math::max);
+    }
+
+    void bodyRefused() {
+        bodiesRefused.increment();
+    }
+
+    void bodyTimedOut() {
+        bodiesTimedOut.increment();
+    }
+
+    void bodyIncomplete() {
+        bodiesIncomplete.increment();
     }
 
     /** A committed turn's session written: its size and the time the write took. */
@@ -66,7 +95,7 @@ final class Metrics {
     }
 
     /** Gauges sampled at scrape time. */
-    record Gauges(int liveSessions, int storedSessions, long cacheEntries, long kvBytes, int queueDepth, int active, int unstoredSessions) {}
+    record Gauges(int liveSessions, int storedSessions, long cacheEntries, long kvBytes, int queueDepth, int active, int unstoredSessions, int bodiesReceiving) {}
 
     String render(Gauges g) {
         StringBuilder b = new StringBuilder();
@@ -79,14 +108,21 @@ final class Metrics {
         counter(b, "fdkvc_generated_tokens_total", "reply tokens of committed requests", generatedTokens.sum());
         counter(b, "fdkvc_prefill_tokens_total", "prompt tokens fed through the model", prefillTokens.sum());
         counter(b, "fdkvc_decode_steps_total", "batched decode steps", decodeSteps.sum());
-        counter(b, "fdkvc_cancelled_total", "requests rolled back (client gone or failure)", cancelled.sum());
+        counter(b, "fdkvc_cancelled_total", "requests rolled back because their client left", cancelled.sum());
+        counter(b, "fdkvc_cancelled_prefill_tokens_total", "prompt tokens cancelled requests were spared from feeding", cancelledPrefill.sum());
+        counter(b, "fdkvc_bodies_refused_total", "requests refused (503) because too many bodies were being received", bodiesRefused.sum());
+        counter(b, "fdkvc_bodies_timed_out_total", "request bodies that did not arrive within the read timeout (408)", bodiesTimedOut.sum());
+        counter(b, "fdkvc_bodies_incomplete_total", "request bodies cut short by the client closing its connection", bodiesIncomplete.sum());
         counter(b, "fdkvc_evictions_total", "cache entries evicted by the policy, all streams", evictions.sum());
         counter(b, "fdkvc_session_store_writes_total", "committed turns written to the session store", storeWrites.sum());
         counter(b, "fdkvc_session_store_bytes_total", "bytes written to the session store", storeBytes.sum());
         counter(b, "fdkvc_session_store_failures_total", "session store writes that failed", storeFailures.sum());
         counter(b, "fdkvc_session_store_skipped_total", "session store entries skipped at start-up (not usable sessions, leftovers)",
                 storeSkipped.sum());
+        gauge(b, "fdkvc_queue_wait_seconds_total", "time requests waited for a slot", queueNanos.sum() / 1e9);
+        gauge(b, "fdkvc_queue_wait_seconds_max", "longest wait for a slot so far", queueNanosMax.get() / 1e9);
         gauge(b, "fdkvc_session_store_seconds_total", "time in session store writes", storeNanos.sum() / 1e9);
+        gauge(b, "fdkvc_bodies_receiving", "request bodies being received now", g.bodiesReceiving());
         gauge(b, "fdkvc_unstored_sessions", "sessions whose latest turn is not in the store (kept in memory)", g.unstoredSessions());
         double decodeSeconds = decodeNanos.sum() / 1e9, prefillSeconds = prefillNanos.sum() / 1e9;
         gauge(b, "fdkvc_decode_seconds_total", "time in decode steps", decodeSeconds);

@@ -46,6 +46,7 @@ final class Scheduler implements AutoCloseable {
     boolean submit(Job job) {
         synchronized (lock) {
             if (closed || active.size() + waiting.size() >= parallel + queueCapacity) return false;
+            job.queuedAt = System.nanoTime();
             waiting.add(job);
             lock.notifyAll();
             return true;
@@ -92,11 +93,23 @@ final class Scheduler implements AutoCloseable {
                     active.clear();
                     return;
                 }
-                while (active.size() < parallel && !waiting.isEmpty()) active.add(waiting.poll());
+                // a request whose client left while it waited never takes a slot
+                for (var it = waiting.iterator(); it.hasNext(); ) {
+                    Job j = it.next();
+                    if (j.reply.cancelled()) {
+                        it.remove();
+                        cancelled(j);
+                    }
+                }
+                while (active.size() < parallel && !waiting.isEmpty()) {
+                    Job j = waiting.poll();
+                    metrics.queued(System.nanoTime() - j.queuedAt);
+                    active.add(j);
+                }
             }
-            // cancelled requests leave no trace
+            // cancelled requests leave no trace; checked before every prefill chunk and decode step
             for (Job j : List.copyOf(active)) {
-                if (j.reply.cancelled()) abort(j, null);
+                if (j.reply.cancelled()) cancelled(j);
             }
             // one prefill chunk, round robin over the requests still prefilling
             Job p = nextPrefilling();
@@ -153,6 +166,11 @@ final class Scheduler implements AutoCloseable {
         }
         remove(j);
         j.finish();
+    }
+
+    private void cancelled(Job j) {
+        metrics.cancelled(j.reply.prefillRemaining());
+        abort(j, null);
     }
 
     /** Rolls back a job (cancelled, failed, or the server closing) and wakes its HTTP thread. */

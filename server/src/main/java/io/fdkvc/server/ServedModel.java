@@ -14,19 +14,33 @@ import io.fdkvc.engine.session.Session;
  * @param modelFingerprint  identifies the weights (stored sessions from other weights are refused)
  * @param llama             the forward pass (used only from the scheduler's thread)
  * @param format            messages to tokens
- * @param policy            every conversation's cache policy and budget
+ * @param policy            the cache policy and budget of conversations that do not choose their own
  * @param maxTurnTokens     turn headroom (chunk size of a long turn)
  * @param positions         RoPE positions of cached entries
  */
 public record ServedModel(String id, String modelFingerprint, Llama llama, ChatFormat format, PolicySpec policy,
                           int maxTurnTokens, PositionMode positions) {
 
-    /** What a stored session's cache depends on besides the weights: policy, parameters, budget, headroom, positions, template. */
+    /**
+     * What a stored session's cache depends on besides the weights and its own policy: headroom,
+     * positions, template. (Files of the first format, written when the whole server ran one
+     * policy, carry {@link #policyFingerprint}.)
+     */
     public String cacheFingerprint() {
-        return policy + ";maxTurnTokens=" + maxTurnTokens + ";positions=" + positions + ";template=" + format.template().id();
+        return "maxTurnTokens=" + maxTurnTokens + ";positions=" + positions + ";template=" + format.template().id();
+    }
+
+    /** The cache fingerprint with the server's default policy in front, as the first session format wrote it. */
+    public String policyFingerprint() {
+        return policy + ";" + cacheFingerprint();
     }
 
     public Conversation newConversation() {
-        return new Conversation(new Session(llama, llama.newCache(policy, maxTurnTokens, positions)), format);
+        return newConversation(policy);
+    }
+
+    /** A conversation whose cache runs {@code spec}. */
+    public Conversation newConversation(PolicySpec spec) {
+        return new Conversation(new Session(llama, llama.newCache(spec, maxTurnTokens, positions)), format);
     }
 }

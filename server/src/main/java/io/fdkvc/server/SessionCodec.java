@@ -1,6 +1,8 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.cache.StreamSnapshot;
+import io.fdkvc.core.policy.PolicyRegistry;
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.chat.Conversation;
 import io.fdkvc.engine.template.ChatTemplate.Message;
@@ -9,44 +11,64 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
  * The stored form of a session, the same for every {@link SessionStore}: versioned, checksummed,
  * and naming the model, the cache configuration and the session id it belongs to.
  *
- * <p>Format, little-endian, version 1: magic {@code "FDKVCSES"}, version, then strings (u32 length
- * + UTF-8): the model fingerprint, the cache fingerprint (policy, parameters, budget, headroom,
- * positions, template), the session id; the turn count and evictions so far; the transcript's
- * messages (role byte + string) and token ids; the cache: shape, policy name and budget, next
- * position and update count, and per stream its entries (keys, values, embedding norms,
- * positions, c, rho, h, logit bias, costs) and its policy's exported state. Last, a CRC-32C of
- * everything before it. A reader checks magic, version and CRC before it parses anything, and
- * refuses a value written for another model or cache configuration with a message naming both.
+ * <p>Format, little-endian, version 2: magic {@code "FDKVCSES"}, version, then strings (u32 length
+ * + UTF-8): the model fingerprint, the cache fingerprint (headroom, positions, template), the
+ * session id; the session's policy: name, budget, parameter count and each parameter's name and
+ * value (as text); the turn count and evictions so far; the transcript's messages (role byte +
+ * string), token ids and turn marks ({@link Conversation#turnMarks()}); the cache: shape, policy
+ * name and budget, next position and update count, and per stream its entries (keys, values,
+ * embedding norms, positions, c, rho, h, logit bias, costs) and its policy's exported state. Last,
+ * a CRC-32C of everything before it. A reader checks magic, version and CRC before it parses
+ * anything, and refuses a value written for another model or cache configuration with a message
+ * naming both.
+ *
+ * <p>Version 1, written when the whole server ran one policy, has no policy section and no turn
+ * marks, and its cache fingerprint starts with that policy ({@link ServedModel#policyFingerprint}):
+ * such a value is read as a session of the server's default policy when that is the policy it was
+ * written with.
  */
 final class SessionCodec {
     static final byte[] MAGIC = "FDKVCSES".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     private final String modelFingerprint;
     private final String cacheFingerprint;
+    private final PolicySpec defaultPolicy;
 
-    SessionCodec(String modelFingerprint, String cacheFingerprint) {
+    /** @param defaultPolicy the policy of version-1 values (the server's own) */
+    SessionCodec(String modelFingerprint, String cacheFingerprint, PolicySpec defaultPolicy) {
         this.modelFingerprint = modelFingerprint;
         this.cacheFingerprint = cacheFingerprint;
+        this.defaultPolicy = defaultPolicy;
     }
 
     /** The encoded session: {@code buf[0, n)}. */
     record Encoded(byte[] buf, int n) {}
 
-    Encoded encode(String id, long evictions, Conversation.State s) {
+    Encoded encode(String id, PolicySpec policy, long evictions, Conversation.State s) {
         Writer w = new Writer();
         w.bytes(MAGIC);
         w.i32(VERSION);
         w.str(modelFingerprint);
         w.str(cacheFingerprint);
         w.str(id);
+        w.str(policy.kind().name());
+        w.i32(policy.budget());
+        Map<String, Object> values = policy.parameterValues();
+        w.i32(values.size());
+        for (Map.Entry<String, Object> e : values.entrySet()) {
+            w.str(e.getKey());
+            w.str(String.valueOf(e.getValue()));
+        }
         w.i32(s.turns());
         w.i64(evictions);
         w.i32(s.messages().size());
@@ -55,6 +77,7 @@ final class SessionCodec {
             w.str(m.content());
         }
         w.ints(s.tokens());
+        w.ints(s.turnMarks());
         KvCache.Snapshot c = s.cache();
         w.i32(c.layers());
         w.i32(c.kvHeads());
@@ -96,7 +119,9 @@ final class SessionCodec {
         ByteBuffer b = ByteBuffer.wrap(all).order(ByteOrder.LITTLE_ENDIAN);
         b.position(MAGIC.length);
         int version = b.getInt();
-        if (version != VERSION) throw new SessionStore.Refused("stored session " + name + " has format version " + version + ", this server reads " + VERSION);
+        if (version != 1 && version != VERSION) {
+            throw new SessionStore.Refused("stored session " + name + " has format version " + version + ", this server reads 1 and " + VERSION);
+        }
         CRC32C crc = new CRC32C();
         crc.update(all, 0, all.length - 8);
         if (crc.getValue() != b.getLong(all.length - 8)) throw new SessionStore.Refused("stored session " + name + " is damaged (CRC mismatch)");
@@ -107,11 +132,13 @@ final class SessionCodec {
                 throw new SessionStore.Refused("stored session " + name + " was written for another model (" + model + "; this server: "
                         + modelFingerprint + ")");
             }
-            if (!cache.equals(cacheFingerprint)) {
+            String expected = version == 1 ? defaultPolicy + ";" + cacheFingerprint : cacheFingerprint;
+            if (!cache.equals(expected)) {
                 throw new SessionStore.Refused("stored session " + name + " was written with another cache configuration (" + cache
-                        + "; this server: " + cacheFingerprint + ")");
+                        + "; this server: " + expected + ")");
             }
             String id = r.str();
+            PolicySpec policy = version == 1 ? defaultPolicy : policy(r, name);
             int turns = r.i32();
             long evictions = r.i64();
             int nm = r.count(1 + 4);
@@ -123,9 +150,10 @@ final class SessionCodec {
                 messages.add(new Message(roles[role], r.str()));
             }
             int[] tokens = r.ints();
+            int[] marks = version == 1 ? new int[0] : r.ints();
             int layers = r.i32(), kvHeads = r.i32(), headDim = r.i32();
-            String policy = r.str();
-            int budget = r.i32();
+            String cachePolicy = r.str();
+            int cacheBudget = r.i32();
             long next = r.i64(), updates = r.i64();
             if (layers < 1 || kvHeads < 1 || headDim < 1 || (long) layers * kvHeads > r.remaining()) {
                 throw new SessionStore.Refused("stored session " + name + " has a bad cache shape");
@@ -140,10 +168,28 @@ final class SessionCodec {
                 states[i] = r.doubles();
             }
             if (r.remaining() != 0) throw new SessionStore.Refused("stored session " + name + " has trailing bytes");
-            KvCache.Snapshot snap = new KvCache.Snapshot(layers, kvHeads, headDim, policy, budget, streams, states, next, updates);
-            return new SessionStore.Stored(id, turns, evictions, new Conversation.State(messages, tokens, turns, snap));
+            KvCache.Snapshot snap = new KvCache.Snapshot(layers, kvHeads, headDim, cachePolicy, cacheBudget, streams, states, next, updates);
+            if (!snap.policy().equals(policy.name()) || snap.budget() != policy.budget()) {
+                throw new SessionStore.Refused("stored session " + name + " has a cache of " + snap.policy() + "/" + snap.budget()
+                        + " under the policy " + policy);
+            }
+            return new SessionStore.Stored(id, policy, turns, evictions, new Conversation.State(messages, tokens, turns, snap, marks));
         } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
             throw new SessionStore.Refused("stored session " + name + " is malformed: " + e.getMessage());
+        }
+    }
+
+    /** The policy section of a version-2 value, validated as a registry spec. */
+    private static PolicySpec policy(Reader r, String name) throws SessionStore.Refused {
+        String policy = r.str();
+        int budget = r.i32();
+        int n = r.count(8);
+        Map<String, Object> params = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) params.put(r.str(), r.str());
+        try {
+            return PolicyRegistry.spec(policy, budget, params);
+        } catch (io.fdkvc.core.InputException e) {
+            throw new SessionStore.Refused("stored session " + name + " has a policy this server cannot run (" + e.getMessage() + ")");
         }
     }
 

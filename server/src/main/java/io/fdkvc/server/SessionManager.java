@@ -1,5 +1,6 @@
 package io.fdkvc.server;
 
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.Conversation;
 import io.fdkvc.engine.template.ChatTemplate.Message;
 import io.fdkvc.engine.template.ChatTemplate.Role;
@@ -24,6 +25,9 @@ import java.util.regex.Pattern;
  * first. At most {@code maxLive} sessions are held in memory; beyond that the least recently used
  * idle ones leave memory (with a session directory they are already on disk, written after every
  * turn, and come back on their next request; without one they are forgotten).
+ *
+ * <p>Each session runs its own policy and budget for life: the server's default, or the one its
+ * first request chose ({@link PolicyChoice}); a later request that names another gets 409.
  *
  * <p>A session serves one request at a time ({@link Entry#busy}). With a store, a committed turn
  * is written before the request answers its last byte ({@link #commit}), and the session is free
@@ -75,6 +79,7 @@ final class SessionManager {
     /** One session: live (conversation in memory) or stored (on disk only). */
     static final class Entry {
         final String id;
+        PolicySpec policy;
         Conversation conversation; // null while stored
         boolean busy;
         Job holder; // the request that made it busy
@@ -106,7 +111,7 @@ final class SessionManager {
 
     /** The directory store for {@code dir} with this model's fingerprints. */
     static SessionStore directory(ServedModel model, Path dir) {
-        return new DirectoryStore(dir, new SessionCodec(model.modelFingerprint(), model.cacheFingerprint()));
+        return new DirectoryStore(dir, new SessionCodec(model.modelFingerprint(), model.cacheFingerprint(), model.policy()));
     }
 
     boolean persistent() { return store != null; }
@@ -125,6 +130,7 @@ final class SessionManager {
                 @Override
                 public void session(String key, SessionStore.Stored s) {
                     Entry e = new Entry(s.id());
+                    e.policy = s.policy();
                     e.turns = s.turns();
                     e.evictions = s.evictions();
                     stored(e, s.state());
@@ -188,9 +194,10 @@ final class SessionManager {
      * The session a request continues, marked busy, with its conversation in memory. With an id
      * the named session is used (created when new; restarted when the messages do not continue
      * it); without, the live or stored session whose transcript the messages extend, else a new
-     * one.
+     * one. {@code choice} is the request's policy, or null for the session's own (the server's
+     * for a new session).
      */
-    synchronized Entry acquire(String headerId, List<Message> messages) {
+    synchronized Entry acquire(String headerId, List<Message> messages, PolicySpec choice) {
         if (headerId != null) {
             if (!ID.matcher(headerId).matches()) {
                 throw ApiError.invalid("X-Session-Id", "X-Session-Id must be 1-128 characters of A-Z a-z 0-9 . _ : -");
@@ -199,10 +206,12 @@ final class SessionManager {
             if (e == null) {
                 checkNotRefused(headerId);
                 e = new Entry(headerId);
+                e.policy = choice != null ? choice : model.policy();
                 entries.put(e.id, e);
             }
             awaitFinish(e);
             if (e.busy) throw ApiError.conflict("session " + headerId + " is answering another request");
+            checkSamePolicy(e, choice);
             try {
                 load(e);
             } catch (SessionStore.Refused r) {
@@ -212,21 +221,26 @@ final class SessionManager {
                 throw refusedConflict(r.getMessage());
             }
             if (!e.conversation.continuedBy(messages)) {
-                // the client rewrote the history of its named session: start it over
+                // the client rewrote the history of its named session: start it over, same policy
                 unindex(e);
-                e.conversation = model.newConversation();
+                e.conversation = model.newConversation(e.policy);
                 figures(e);
             }
             e.busy = true;
             return e;
         }
         String[] prefixes = prefixFingerprints(messages);
+        Entry otherPolicy = null;
         for (int k = messages.size() - 1; k >= 1; k--) {
             java.util.Set<String> ids = byFingerprint.get(prefixes[k]);
             if (ids == null) continue;
             for (String id : List.copyOf(ids)) {
                 Entry e = entries.get(id);
                 if (e == null) continue;
+                if (choice != null && !choice.equals(e.policy)) {
+                    otherPolicy = e;
+                    continue;
+                }
                 awaitFinish(e);
                 if (e.busy || entries.get(id) != e) continue;
                 try {
@@ -244,12 +258,22 @@ final class SessionManager {
                 }
             }
         }
+        if (otherPolicy != null) checkSamePolicy(otherPolicy, choice);
         Entry e = new Entry(UUID.randomUUID().toString());
-        e.conversation = model.newConversation();
+        e.policy = choice != null ? choice : model.policy();
+        e.conversation = model.newConversation(e.policy);
         figures(e);
         entries.put(e.id, e);
         e.busy = true;
         return e;
+    }
+
+    /** A session keeps its policy for life: a request that names another is refused. */
+    private static void checkSamePolicy(Entry e, PolicySpec choice) {
+        if (choice != null && !choice.equals(e.policy)) {
+            throw new ApiError(409, "invalid_request_error", PolicyChoice.FIELD, "policy_conflict", "session " + ApiError.excerpt(e.id)
+                    + " runs " + e.policy + " for life; the request asks for " + choice + " (start a new session for another policy)");
+        }
     }
 
     /** A stored value refused at start-up answers the first request naming its id, once. */
@@ -294,7 +318,7 @@ final class SessionManager {
     /** Brings a stored session into memory. */
     private void load(Entry e) throws SessionStore.Refused {
         if (e.live()) return;
-        Conversation c = model.newConversation();
+        Conversation c = model.newConversation(e.policy);
         if (store != null && !setAside.contains(store.key(e.id))) {
             SessionStore.Stored s;
             try {
@@ -335,7 +359,7 @@ final class SessionManager {
             }
             long t0 = System.nanoTime();
             try {
-                long bytes = store.write(e.id, e.evictions + job.evicted, job.state);
+                long bytes = store.write(e.id, e.policy, e.evictions + job.evicted, job.state);
                 metrics.stored(bytes, System.nanoTime() - t0);
             } catch (SessionStore.Unavailable u) {
                 failed = u;
@@ -438,11 +462,31 @@ final class SessionManager {
     }
 
     /** A session's figures, read under the manager's lock (as of its last committed turn). */
-    record Info(String id, boolean live, boolean busy, int turns, int messages, int tokens, int largest, long totalEntries,
-                long evictions, long kvBytes) {}
+    record Info(String id, PolicySpec policy, boolean live, boolean busy, int turns, int messages, int tokens, int largest,
+                long totalEntries, long evictions, long kvBytes) {}
 
     private static Info info(Entry e) {
-        return new Info(e.id, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions, e.kvBytes);
+        return new Info(e.id, e.policy, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions,
+                e.kvBytes);
+    }
+
+    /**
+     * What a session's cache holds, for tokens [from, from + limit) of its transcript, between
+     * turns (409 while it answers a request); a stored session is brought into memory.
+     */
+    synchronized tools.jackson.databind.node.ObjectNode cacheView(String id, int from, int limit, boolean perLayer, boolean messages) {
+        Entry e = entries.get(id);
+        if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
+        awaitFinish(e);
+        if (e.busy) throw ApiError.conflict("session " + ApiError.excerpt(id) + " is answering a request; its cache is shown between turns");
+        try {
+            load(e);
+        } catch (SessionStore.Refused r) {
+            throw refusedConflict(r.getMessage());
+        }
+        tools.jackson.databind.node.ObjectNode view = CacheView.of(e.conversation, e.evictions, from, limit, perLayer, messages);
+        evictBeyondLimit();
+        return view;
     }
 
     synchronized List<Info> list() {

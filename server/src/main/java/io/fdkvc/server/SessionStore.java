@@ -1,5 +1,6 @@
 package io.fdkvc.server;
 
+import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.Conversation;
 import java.io.IOException;
 
@@ -15,7 +16,7 @@ import java.io.IOException;
  */
 interface SessionStore {
     /** What a stored session holds. */
-    record Stored(String id, int turns, long evictions, Conversation.State state) {}
+    record Stored(String id, PolicySpec policy, int turns, long evictions, Conversation.State state) {}
 
     /** A stored value this server refuses (another model or configuration, damaged, not a session). */
     final class Refused extends Exception {
@@ -54,7 +55,7 @@ interface SessionStore {
     Stored read(String id) throws Unavailable, Refused;
 
     /** Stores a session's state, replacing what was stored; returns the bytes written. Nothing is half-written on failure. */
-    long write(String id, long evictions, Conversation.State s) throws Unavailable;
+    long write(String id, PolicySpec policy, long evictions, Conversation.State s) throws Unavailable;
 
     /** Removes whatever is stored under {@code id}'s key, a refused value included. */
     void delete(String id) throws Unavailable;

@@ -265,17 +265,23 @@ class SessionsTest {
         }
     }
 
-    /** A store written with one policy is refused, with a clear error, by a server running another. */
+    /**
+     * A stored session keeps its own policy under a server whose default is another; a store
+     * written with another cache configuration (turn headroom) is refused with a clear error.
+     */
     @Test
-    void storedSessionsOfAnotherPolicyAreRefused(@TempDir Path dir) throws Exception {
+    void storedSessionsOfAnotherConfigurationAreRefused(@TempDir Path dir) throws Exception {
         try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), "fdkvc", 40, 16)) {
             new Client(s.base(), "kept").say(USERS[0], 6);
         }
+        try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), "h2o", 40, 16)) {
+            assertThat(json(get(s.base() + "/v1/sessions/kept")).get("policySpec").asString()).startsWith("fdkvc(budget=40");
+        }
         java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
-        try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), "h2o", 40, 16,
+        try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), "h2o", 40, 32,
                 new java.io.PrintStream(log, true, StandardCharsets.UTF_8))) {
-            assertThat(log.toString(StandardCharsets.UTF_8)).contains("written with another cache configuration (fdkvc(budget=40")
-                    .contains("this server: h2o(budget=40");
+            assertThat(log.toString(StandardCharsets.UTF_8)).contains("written with another cache configuration (maxTurnTokens=16")
+                    .contains("this server: maxTurnTokens=32");
             Client c = new Client(s.base(), "kept");
             c.history.add(new String[] {"user", USERS[0]});
             HttpResponse<String> r = post(s.base() + "/v1/chat/completions", c.body(4, false), "X-Session-Id", "kept");

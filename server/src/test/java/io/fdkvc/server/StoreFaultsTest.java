@@ -21,12 +21,14 @@ import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import tools.jackson.databind.JsonNode;
 
 /**
  * The session store under faults, on a real server over loopback: turns durable before they are
  * acknowledged (no race after {@code [DONE]}), a full and a read-only session directory (real
- * tmpfs mounts), bad entries in the directory, damaged sessions at run time.
+ * tmpfs mounts, and the same cases through an in-process fault-injecting store), bad entries in the directory, damaged sessions at run time.
  */
 class StoreFaultsTest {
     static final String POLICY = "fdkvc";
@@ -150,114 +152,158 @@ class StoreFaultsTest {
         }
     }
 
-    @Test
-    void aFullSessionDirectoryFailsTheTurnAndLeavesTheSessionAtItsStoredTurn(@TempDir Path tmp) throws Exception {
+    /**
+     * A session directory that can be made full or read-only: a real tmpfs ({@code mounted}; the
+     * test is skipped loudly where the kernel refuses the mount) or the directory store under
+     * {@link FaultyStore} ({@code injected}), so the cases run everywhere.
+     */
+    static final class Disk implements AutoCloseable {
+        final boolean mounted;
+        final Path dir;
+        private FaultyStore store;
+        private FaultyStore.Fault initial = FaultyStore.Fault.NONE;
+
+        Disk(String kind, Path tmp) throws Exception {
+            mounted = kind.equals("mounted");
+            dir = mounted ? tmpfs(tmp, "size=4m") : tmp.resolve("store");
+            Files.createDirectories(dir);
+        }
+
+        TestServers.Running start(ChatServer.Options o, PrintStream log) throws Exception {
+            if (mounted) return TestServers.start(o, POLICY, BUDGET, TURN, log);
+            return TestServers.start(o, POLICY, BUDGET, TURN, log, m -> {
+                store = new FaultyStore(SessionManager.directory(m, dir));
+                store.fault = initial;
+                return store;
+            });
+        }
+
+        void full(boolean on) throws Exception {
+            if (!mounted) store.fault = on ? FaultyStore.Fault.FULL : FaultyStore.Fault.NONE;
+            else if (on) fill(dir.resolve("filler"));
+            else Files.delete(dir.resolve("filler"));
+        }
+
+        void readOnly(boolean on) throws Exception {
+            FaultyStore.Fault f = on ? FaultyStore.Fault.READ_ONLY : FaultyStore.Fault.NONE;
+            if (mounted) remount(dir, on ? "ro" : "rw");
+            else if (store != null) store.fault = f;
+            initial = f; // for the next server started on it
+        }
+
+        @Override
+        public void close() throws Exception {
+            if (mounted) umount(dir);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"mounted", "injected"})
+    void aFullSessionDirectoryFailsTheTurnAndLeavesTheSessionAtItsStoredTurn(String kind, @TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
-        Path dir = tmpfs(tmp, "size=2m");
-        try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
+        try (Disk disk = new Disk(kind, tmp); var s = disk.start(TestServers.options(4, disk.dir, null, 4, 8), System.err)) {
             Client c = new Client(s.base(), null);
             assertThat(c.say(SessionsTest.USERS[0], 8)).isEqualTo(expected.get(0));
             String id = c.lastSessionId;
-            fill(dir.resolve("filler"));
+            disk.full(true);
             // strict: non-streamed, the client gets 507 in OpenAI's shape; streamed, the error event
             c.history.add(new String[] {"user", SessionsTest.USERS[1]});
             ErrorsTest.assertError(post(s.base() + "/v1/chat/completions", c.body(8, false)), 507, null, "No space left");
             Streamed st = stream(s.base(), c, 8);
             assertThat(st.error()).contains("store_full");
             assertThat(metric(s.base(), "fdkvc_session_store_failures_total")).isEqualTo(2);
-            assertThat(leftovers(dir)).isEmpty();
+            assertThat(leftovers(disk.dir)).isEmpty();
             HttpResponse<String> health = get(s.base() + "/health");
             assertThat(health.statusCode()).isEqualTo(503);
             assertThat(json(health).get("store").asString()).contains("out of space");
             JsonNode session = json(get(s.base() + "/v1/sessions/" + id));
             assertThat(session.get("turns").asInt()).isEqualTo(1);
             // space again: the turn is retried and gives the reply of a server that never failed
-            Files.delete(dir.resolve("filler"));
+            disk.full(false);
             assertThat(get(s.base() + "/health").statusCode()).isEqualTo(200);
             c.history.removeLast();
             assertThat(c.say(SessionsTest.USERS[1], 8)).isEqualTo(expected.get(1));
             assertThat(c.lastSessionId).isEqualTo(id);
             assertThat(c.last.get("usage").get("prompt_tokens_details").get("cached_tokens").asInt()).isPositive();
-        } finally {
-            umount(dir);
         }
     }
 
-    @Test
-    void bestEffortKeepsAnUnstoredSessionInMemoryAndSaysDegraded(@TempDir Path tmp) throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"mounted", "injected"})
+    void bestEffortKeepsAnUnstoredSessionInMemoryAndSaysDegraded(String kind, @TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
-        Path dir = tmpfs(tmp, "size=2m");
-        var o = TestServers.options(1, dir, null, 4, 8);
-        o = new ChatServer.Options(o.host(), o.port(), o.sessions(), o.sessionDir(), o.apiKey(), o.parallel(), o.queue(),
-                o.defaultMaxTokens(), o.maxBodyBytes(), o.defaultTemperature(), o.defaultTopP(), "best-effort");
-        try (var s = TestServers.start(o, POLICY, BUDGET, TURN)) {
-            Client c = new Client(s.base(), null);
-            c.say(SessionsTest.USERS[0], 8);
-            fill(dir.resolve("filler"));
-            assertThat(c.say(SessionsTest.USERS[1], 8)).isEqualTo(expected.get(1));
-            HttpResponse<String> health = get(s.base() + "/health");
-            assertThat(health.statusCode()).isEqualTo(200);
-            assertThat(json(health).get("status").asString()).isEqualTo("degraded");
-            assertThat(json(health).get("unstoredSessions").asInt()).isEqualTo(1);
-            assertThat(metric(s.base(), "fdkvc_session_store_failures_total")).isEqualTo(1);
-            assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isEqualTo(1);
-            // another conversation with --sessions 1 does not push the unstored one out of memory
-            Client other = new Client(s.base(), null);
-            other.say("Another story.", 4);
-            assertThat(json(get(s.base() + "/v1/sessions/" + c.lastSessionId)).get("live").asBoolean()).isTrue();
-            assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isEqualTo(2);
-            assertThat(leftovers(dir)).isEmpty();
-            // space again: each session is stored with its next turn
-            Files.delete(dir.resolve("filler"));
-            assertThat(c.say(SessionsTest.USERS[2], 8)).isEqualTo(expected.get(2));
-            assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isEqualTo(1);
-            assertThat(json(get(s.base() + "/health")).get("status").asString()).isEqualTo("degraded");
-            other.say("And then?", 4);
-            assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isZero();
-            assertThat(json(get(s.base() + "/health")).get("status").asString()).isEqualTo("ok");
-        } finally {
-            umount(dir);
+        try (Disk disk = new Disk(kind, tmp)) {
+            var d = TestServers.options(1, disk.dir, null, 4, 8);
+            var o = TestServers.with(d, "best-effort", d.maxPromptTokens(), d.readTimeoutSeconds(), d.maxConnections(), d.maxBodyBytes());
+            try (var s = disk.start(o, System.err)) {
+                Client c = new Client(s.base(), null);
+                c.say(SessionsTest.USERS[0], 8);
+                disk.full(true);
+                assertThat(c.say(SessionsTest.USERS[1], 8)).isEqualTo(expected.get(1));
+                HttpResponse<String> health = get(s.base() + "/health");
+                assertThat(health.statusCode()).isEqualTo(200);
+                assertThat(json(health).get("status").asString()).isEqualTo("degraded");
+                assertThat(json(health).get("unstoredSessions").asInt()).isEqualTo(1);
+                assertThat(metric(s.base(), "fdkvc_session_store_failures_total")).isEqualTo(1);
+                assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isEqualTo(1);
+                // another conversation with --sessions 1 does not push the unstored one out of memory
+                Client other = new Client(s.base(), null);
+                other.say("Another story.", 4);
+                assertThat(json(get(s.base() + "/v1/sessions/" + c.lastSessionId)).get("live").asBoolean()).isTrue();
+                assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isEqualTo(2);
+                assertThat(leftovers(disk.dir)).isEmpty();
+                // space again: each session is stored with its next turn
+                disk.full(false);
+                assertThat(c.say(SessionsTest.USERS[2], 8)).isEqualTo(expected.get(2));
+                assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isEqualTo(1);
+                assertThat(json(get(s.base() + "/health")).get("status").asString()).isEqualTo("degraded");
+                other.say("And then?", 4);
+                assertThat(metric(s.base(), "fdkvc_unstored_sessions")).isZero();
+                assertThat(json(get(s.base() + "/health")).get("status").asString()).isEqualTo("ok");
+            }
         }
     }
 
-    @Test
-    void aReadOnlySessionDirectoryFailsTheTurnWith503AndDoesNotBlockStartUp(@TempDir Path tmp) throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"mounted", "injected"})
+    void aReadOnlySessionDirectoryFailsTheTurnWith503AndDoesNotBlockStartUp(String kind, @TempDir Path tmp) throws Exception {
         List<String> expected = reference(3, 8);
-        Path dir = tmpfs(tmp, "size=4m");
-        try {
+        try (Disk disk = new Disk(kind, tmp)) {
+            Path dir = disk.dir;
             Client c;
-            try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
+            try (var s = disk.start(TestServers.options(4, dir, null, 4, 8), System.err)) {
                 c = new Client(s.base(), "kept");
                 c.say(SessionsTest.USERS[0], 8);
-                remount(dir, "ro");
+                disk.readOnly(true);
                 c.history.add(new String[] {"user", SessionsTest.USERS[1]});
                 ErrorsTest.assertError(post(s.base() + "/v1/chat/completions", c.body(8, false), "X-Session-Id", "kept"), 503, null,
                         "Read-only file system");
                 assertThat(metric(s.base(), "fdkvc_session_store_failures_total")).isEqualTo(1);
                 assertThat(json(get(s.base() + "/v1/sessions/kept")).get("turns").asInt()).isEqualTo(1);
+                assertThat(leftovers(dir)).isEmpty();
                 c.history.removeLast();
             }
-            // a leftover temporary file in a read-only directory does not stop the next start
-            remount(dir, "rw");
-            Files.write(dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c")).key("kept") + ".tmp0123"), new byte[10]);
-            remount(dir, "ro");
+            if (disk.mounted) {
+                // a leftover temporary file in a read-only directory does not stop the next start
+                disk.readOnly(false);
+                Files.write(dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c", null)).key("kept") + ".tmp0123"), new byte[10]);
+                disk.readOnly(true);
+            }
             ByteArrayOutputStream log = new ByteArrayOutputStream();
-            try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN,
-                    new PrintStream(log, true, StandardCharsets.UTF_8))) {
+            try (var s = disk.start(TestServers.options(4, dir, null, 4, 8), new PrintStream(log, true, StandardCharsets.UTF_8))) {
                 String said = log.toString(StandardCharsets.UTF_8);
-                assertThat(said).contains("cannot remove").contains("is not writable");
+                assertThat(said).contains("is not writable");
+                if (disk.mounted) assertThat(said).contains("cannot remove");
                 HttpResponse<String> health = get(s.base() + "/health");
                 assertThat(health.statusCode()).isEqualTo(503);
                 assertThat(json(health).get("store").asString()).contains("not writable");
-                remount(dir, "rw");
+                disk.readOnly(false);
                 assertThat(get(s.base() + "/health").statusCode()).isEqualTo(200);
                 Client again = new Client(s.base(), "kept");
                 again.history.addAll(c.history);
                 assertThat(again.say(SessionsTest.USERS[1], 8)).isEqualTo(expected.get(1));
                 assertThat(again.last.get("usage").get("prompt_tokens_details").get("cached_tokens").asInt()).isPositive();
             }
-        } finally {
-            umount(dir);
         }
     }
 
@@ -271,7 +317,7 @@ class StoreFaultsTest {
             new Client(s.base(), "cut").say(SessionsTest.USERS[0], 8);
             new Client(s.base(), "swapped").say(SessionsTest.USERS[2], 8);
         }
-        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c"));
+        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c", null));
         Path cut = dir.resolve(names.key("cut"));
         byte[] whole = Files.readAllBytes(cut);
         Files.write(cut, java.util.Arrays.copyOf(whole, whole.length / 3));
@@ -312,7 +358,7 @@ class StoreFaultsTest {
 
     @Test
     void aSessionDamagedAtRunTimeCanBeReplacedOrDeleted(@TempDir Path dir) throws Exception {
-        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c"));
+        DirectoryStore names = new DirectoryStore(dir, new SessionCodec("m", "c", null));
         try (var s = TestServers.start(TestServers.options(1, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
             Client a = new Client(s.base(), null);
             a.say(SessionsTest.USERS[0], 8);
@@ -349,7 +395,7 @@ class StoreFaultsTest {
         try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), POLICY, BUDGET, TURN)) {
             new Client(s.base(), "old").say(SessionsTest.USERS[0], 4);
         }
-        Path f = dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c")).key("old"));
+        Path f = dir.resolve(new DirectoryStore(dir, new SessionCodec("m", "c", null)).key("old"));
         try (var s = TestServers.start(TestServers.options(4, dir, null, 4, 8), "h2o", BUDGET, TURN)) {
             assertThat(Files.exists(f)).isTrue();
             assertThat(Http.send("DELETE", s.base() + "/v1/sessions/old", null).statusCode()).isEqualTo(200);

@@ -38,18 +38,33 @@ final class TestServers {
         return new ChatServer.Options("127.0.0.1", 0, sessions, dir, apiKey, parallel, queue, 32, 64 * 1024, 0f, 1f);
     }
 
+    /** {@code o} with other store mode, fault bounds and body limit. */
+    static ChatServer.Options with(ChatServer.Options o, String storeMode, int maxPromptTokens, int readTimeoutSeconds, int maxConnections,
+                                   int maxBodyBytes) {
+        return new ChatServer.Options(o.host(), o.port(), o.sessions(), o.sessionDir(), o.apiKey(), o.parallel(), o.queue(),
+                o.defaultMaxTokens(), maxBodyBytes, o.defaultTemperature(), o.defaultTopP(), storeMode, o.maxBudget(), maxPromptTokens,
+                readTimeoutSeconds, maxConnections);
+    }
+
     static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens) throws IOException {
         return start(o, policy, budget, maxTurnTokens, System.err);
     }
 
     static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens, PrintStream log) throws IOException {
+        return start(o, policy, budget, maxTurnTokens, log, null);
+    }
+
+    /** A server whose session store is {@code store} applied to the model (null: the options' directory, if any). */
+    static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens, PrintStream log,
+                         java.util.function.Function<ServedModel, SessionStore> store) throws IOException {
         LoadedModel m = GgufModelLoader.load(model());
         Llama llama = new Llama(m.config(), m.weights(), 32, 1);
         ChatFormat format = new ChatFormat(ChatTemplate.detect(null, m.vocabulary()), Tokenizers.from(m.vocabulary()));
         ServedModel sm = new ServedModel("stories260K", ModelFingerprint.of(model(), m.config()), llama, format,
                 PolicyRegistry.spec(policy, budget), maxTurnTokens, PositionMode.CACHE);
         ChatServer s = new ChatServer(o, log);
-        s.ready(sm);
+        if (store == null) s.ready(sm);
+        else s.ready(sm, store.apply(sm));
         return new Running(s, m, llama);
     }
 }

@@ -1,5 +1,6 @@
 package io.fdkvc.core.policy;
 
+import io.fdkvc.core.Limits;
 import io.fdkvc.core.param.ParameterException;
 import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
@@ -18,6 +19,20 @@ import java.util.Set;
  */
 public final class PolicyParams {
     private PolicyParams() {}
+
+    /**
+     * The validated spec of one policy chosen by a user (the command line's {@code --policy},
+     * {@code --budget} and {@code -p}; the server's per-conversation choice): the policy by name,
+     * the budget in [1, {@link Limits#MAX_BUDGET}], the parameters by {@link #distribute}'s rule.
+     *
+     * @throws ParameterException naming {@code policy}, {@code budget} or the offending parameter
+     */
+    public static PolicySpec spec(String policy, int budget, Map<String, ?> given) {
+        PolicyRegistry.Kind kind = PolicyRegistry.kind(policy);
+        Map<String, Object> taken = distribute(List.of(kind), given).getFirst();
+        Limits.check("budget", budget, 1, Limits.MAX_BUDGET);
+        return PolicyRegistry.spec(policy, budget, taken);
+    }
 
     /**
      * For each of {@code kinds} (in order), the parameters of {@code given} it takes.

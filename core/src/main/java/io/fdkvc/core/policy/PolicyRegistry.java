@@ -43,7 +43,33 @@ public final class PolicyRegistry {
             pinned = Collections.unmodifiableMap(new LinkedHashMap<>(pinned));
             ParamBinder.bind(defaults, pinned); // every pinned value names a parameter and is in its range
         }
+
+        /** The parameters, in declaration order, with their defaults (a pinned one's value, marked fixed). */
+        public List<Parameter> parameters() {
+            List<Parameter> out = new ArrayList<>();
+            for (ParamBinder.Description d : ParamBinder.describe(defaults)) {
+                Object p = pinned.get(d.name());
+                out.add(new Parameter(d.name(), d.type(), p != null ? p : d.defaultValue(), p != null, d.doc(), d.range()));
+            }
+            return out;
+        }
+
+        /** Whether the policy never evicts (its streams grow without bound). */
+        public boolean unbounded() {
+            // a budget the defaults accept (streaming's sinks < budget), for a throwaway instance
+            return factory.create(name, 1024, defaults).unbounded();
+        }
     }
+
+    /**
+     * One parameter of a registered policy, as {@code fdkvc policies} lists it.
+     *
+     * @param type         {@code double}, {@code int} or {@code long}
+     * @param defaultValue the default, or the value the policy pins
+     * @param fixed        whether the policy pins it (a user may not set it)
+     * @param range        the valid range as documented ("(0,1]", "&gt;= 1"), or ""
+     */
+    public record Parameter(String name, String type, Object defaultValue, boolean fixed, String doc, String range) {}
 
     private static final class Holder {
         static final Map<String, Kind> KINDS = load();

@@ -371,6 +371,52 @@ public final class KvCache {
         rotatedValid[s] = kept;
     }
 
+    /**
+     * For each position {@code p} in {@code [from, from + held.length)}: how many streams hold it,
+     * at {@code held[p - from]}; with {@code perLayer} (length {@code layers * held.length}, or
+     * null), how many KV heads of each layer hold it, at {@code perLayer[layer * held.length + p - from]}.
+     * Both arrays are overwritten. One pass over the entries, no allocation; read between turns
+     * (entries of a turn in progress count too).
+     */
+    public void heldCounts(long from, int[] held, int[] perLayer) {
+        int n = held.length;
+        if (perLayer != null && perLayer.length != (long) layers * n) {
+            throw new IllegalArgumentException("perLayer has " + perLayer.length + " counts, expected " + (long) layers * n);
+        }
+        java.util.Arrays.fill(held, 0);
+        if (perLayer != null) java.util.Arrays.fill(perLayer, 0);
+        for (int s = 0; s < streams.length; s++) {
+            KvStream st = streams[s];
+            long[] pos = st.positions();
+            int layerBase = (s / kvHeads) * n;
+            for (int i = 0, size = st.size(); i < size; i++) {
+                long k = pos[i] - from;
+                if (k < 0 || k >= n) continue;
+                held[(int) k]++;
+                if (perLayer != null) perLayer[layerBase + (int) k]++;
+            }
+        }
+    }
+
+    /**
+     * For each position {@code p} in {@code [from, from + evicted.length)}: how many streams the
+     * last policy update evicted it from, at {@code evicted[p - from]} (overwritten). No allocation.
+     */
+    public void evictedCounts(long from, int[] evicted) {
+        int n = evicted.length;
+        java.util.Arrays.fill(evicted, 0);
+        for (KvStream st : streams) {
+            LongList ev = st.evicted();
+            for (int i = 0, size = ev.size(); i < size; i++) {
+                long k = ev.get(i) - from;
+                if (k >= 0 && k < n) evicted[(int) k]++;
+            }
+        }
+    }
+
+    /** Streams: {@code layers * kvHeads}. */
+    public int streamCount() { return streams.length; }
+
     /** Entries held by the largest stream. */
     public int maxEntries() {
         int m = 0;

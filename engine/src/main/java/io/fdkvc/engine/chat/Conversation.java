@@ -27,6 +27,9 @@ public final class Conversation {
     private final ChatFormat format;
     private final List<Message> messages = new ArrayList<>();
     private IntList tokens = new IntList(256);
+    // per committed turn, where its prompt and its reply begin in the tokens (pairs); the first
+    // turns of a transcript restored without them (an older session file) have none
+    private IntList turnMarks = new IntList(16);
     private int turns;
     private Reply inProgress;
 
@@ -46,6 +49,14 @@ public final class Conversation {
     public int tokenCount() { return tokens.size(); }
     /** The processed token ids. */
     public int[] tokens() { return tokens.toArray(); }
+    /**
+     * Where each marked turn begins: pairs (first prompt token, first reply token) into
+     * {@link #tokens()}, for the last {@code length / 2} committed turns (the earlier
+     * {@link #unmarkedTurns()} were restored without marks).
+     */
+    public int[] turnMarks() { return turnMarks.toArray(); }
+    /** Committed turns before the first marked one. */
+    public int unmarkedTurns() { return turns - turnMarks.size() / 2; }
     /** Whether a request is in progress. */
     public boolean busy() { return inProgress != null; }
 
@@ -88,10 +99,12 @@ public final class Conversation {
         return r;
     }
 
-    void committed(Reply r, List<Message> added, Message reply, int[] fed) {
+    void committed(Reply r, List<Message> added, Message reply, int[] fed, int promptLength) {
         if (r != inProgress) throw new IllegalStateException("not the request in progress");
         messages.addAll(added);
         messages.add(reply);
+        turnMarks.add(tokens.size());
+        turnMarks.add(tokens.size() + promptLength);
         tokens.addAll(fed);
         turns++;
         inProgress = null;
@@ -105,7 +118,7 @@ public final class Conversation {
     /** What persistence stores; taken between requests. */
     public State state() {
         if (inProgress != null) throw new IllegalStateException("a request is in progress");
-        return new State(List.copyOf(messages), tokens.toArray(), turns, cache().snapshot());
+        return new State(List.copyOf(messages), tokens.toArray(), turns, cache().snapshot(), turnMarks.toArray());
     }
 
     /** Puts back a stored state (same model, format and policy); the cache checks its own shape and policy. */
@@ -115,6 +128,7 @@ public final class Conversation {
         messages.clear();
         messages.addAll(s.messages());
         tokens = new IntList(s.tokens());
+        turnMarks = new IntList(s.turnMarks());
         turns = s.turns();
     }
 
@@ -125,15 +139,30 @@ public final class Conversation {
      * @param tokens   the transcript's token ids
      * @param turns    requests committed
      * @param cache    the cache as of the last turn
+     * @param turnMarks {@link #turnMarks()}: ascending token indices, two per marked turn, for at most
+     *                 {@code turns} turns
      */
-    public record State(List<Message> messages, int[] tokens, int turns, KvCache.Snapshot cache) {
+    public record State(List<Message> messages, int[] tokens, int turns, KvCache.Snapshot cache, int[] turnMarks) {
         public State {
             messages = List.copyOf(messages);
             if (turns < 0) throw new IllegalArgumentException("turns < 0");
+            if (turnMarks.length % 2 != 0 || turnMarks.length / 2 > turns) {
+                throw new IllegalArgumentException(turnMarks.length + " turn marks for " + turns + " turns");
+            }
+            for (int i = 0; i < turnMarks.length; i++) {
+                if (turnMarks[i] < (i == 0 ? 0 : turnMarks[i - 1]) || turnMarks[i] > tokens.length) {
+                    throw new IllegalArgumentException("turn mark " + turnMarks[i] + " out of order or past the " + tokens.length + " tokens");
+                }
+            }
             if (cache.nextPosition() != tokens.length) {
                 throw new IllegalArgumentException("transcript of " + tokens.length + " tokens but the cache is at position "
                         + cache.nextPosition());
             }
+        }
+
+        /** A state without turn marks (stored before they were kept). */
+        public State(List<Message> messages, int[] tokens, int turns, KvCache.Snapshot cache) {
+            this(messages, tokens, turns, cache, new int[0]);
         }
     }
 }

@@ -214,7 +214,7 @@ public final class Reply {
         int[] all = new int[prompt.length + replyTokens.size()];
         System.arraycopy(prompt, 0, all, 0, prompt.length);
         System.arraycopy(replyTokens.toArray(), 0, all, prompt.length, replyTokens.size());
-        conversation.committed(this, added, Message.assistant(content.toString()), all);
+        conversation.committed(this, added, Message.assistant(content.toString()), all, prompt.length);
         return st;
     }
 

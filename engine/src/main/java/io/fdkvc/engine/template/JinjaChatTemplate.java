@@ -5,6 +5,7 @@ import io.fdkvc.engine.tokenizer.Vocabulary;
 
 import io.fdkvc.core.InputException;
 
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -41,19 +42,13 @@ public final class JinjaChatTemplate implements ChatTemplate {
     private static final String PROBE_USER_2 = "FDKVC_PROBE_NEXT_7F3A";
     private static final String PROBE_REPLY = "FDKVC_PROBE_REPLY_7F3A";
 
-    private final String source;
-    private final String template;
-    private final String bosToken;
-    private final String eosToken;
+    private final JinjaRenderer renderer;
     private final String generationStart;  // render([U1], true)
     private final String replyPrefix;      // text before a reply's content after the generation prompt
     private final String endOfReply;
 
-    private JinjaChatTemplate(String source, String bosToken, String eosToken) {
-        this.source = Objects.requireNonNull(source, "template");
-        this.template = PythonMethodResolver.rewriteSlices(source);
-        this.bosToken = bosToken == null ? "" : bosToken;
-        this.eosToken = eosToken == null ? "" : eosToken;
+    private JinjaChatTemplate(String source, String bosToken, String eosToken, Clock clock) {
+        this.renderer = JinjaRenderer.of(source, bosToken, eosToken, clock);
         generationStart = render(List.of(Message.user(PROBE_USER)), true);
         String withReply = render(List.of(Message.user(PROBE_USER), Message.assistant(PROBE_REPLY),
                 Message.user(PROBE_USER_2)), true);
@@ -83,14 +78,22 @@ public final class JinjaChatTemplate implements ChatTemplate {
         return of(source, bos, eos);
     }
 
-    /** A template with the given {@code bos_token} and {@code eos_token} strings. */
+    /** A template with the given {@code bos_token} and {@code eos_token} strings, on the system clock. */
     public static JinjaChatTemplate of(String source, String bosToken, String eosToken) {
-        return new JinjaChatTemplate(source, bosToken, eosToken);
+        return of(source, bosToken, eosToken, Clock.systemDefaultZone());
+    }
+
+    /**
+     * A template whose {@code strftime_now} reads {@code clock} (its zone is the "local time"
+     * Python's {@code datetime.now()} would give): a fixed clock makes renderings reproducible.
+     */
+    public static JinjaChatTemplate of(String source, String bosToken, String eosToken, Clock clock) {
+        return new JinjaChatTemplate(source, bosToken, eosToken, clock);
     }
 
     /** The template text as given. */
     public String source() {
-        return source;
+        return renderer.source();
     }
 
     @Override
@@ -100,16 +103,11 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
     @Override
     public String render(List<Message> messages, boolean addGenerationPrompt, Map<String, Object> variables) {
-        Map<String, Object> context = new HashMap<>(variables == null ? Map.of() : variables);
         List<Map<String, Object>> list = new ArrayList<>(messages.size());
         for (Message m : messages) {
             list.add(messageMap(m));
         }
-        context.put("messages", list);
-        context.put("add_generation_prompt", addGenerationPrompt);
-        context.putIfAbsent("bos_token", bosToken);
-        context.putIfAbsent("eos_token", eosToken);
-        return JinjaEnvironment.render(template, context);
+        return renderer.render(list, addGenerationPrompt, variables);
     }
 
     /** A message as HF templates see it: keys present only when set, so {@code is defined} means set. */
@@ -220,6 +218,6 @@ public final class JinjaChatTemplate implements ChatTemplate {
 
     @Override
     public String toString() {
-        return "jinja chat template (" + source.length() + " chars)";
+        return "jinja chat template (" + renderer.source().length() + " chars)";
     }
 }

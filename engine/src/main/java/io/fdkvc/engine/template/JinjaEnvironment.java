@@ -15,6 +15,7 @@ import com.hubspot.jinjava.tree.TagNode;
 import io.fdkvc.core.InputException;
 import jinjava.javax.el.CompositeELResolver;
 
+import java.time.Clock;
 import java.time.ZonedDateTime;
 import java.util.Map;
 
@@ -35,6 +36,10 @@ final class JinjaEnvironment {
     private static final Jinjava JINJAVA = create();
     /** The message of the last {@code raise_exception} on this thread, during one render. */
     private static final ThreadLocal<String> RAISED = new ThreadLocal<>();
+    /** The context variable that lists the caller's variables whose value is None (null). */
+    private static final String NONE_NAMES = "fdkvc_none_names";
+    /** The clock {@code strftime_now} reads, during one render on this thread. */
+    private static final ThreadLocal<Clock> CLOCK = new ThreadLocal<>();
 
     private JinjaEnvironment() {}
 
@@ -45,6 +50,11 @@ final class JinjaEnvironment {
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withElResolver(resolver)
                 .withTrimBlocks(true)
+                // Jinja allows macros to call themselves (templates format nested JSON schemas so)
+                .withEnableRecursiveMacroCalls(true)
+                .withMaxMacroRecursionDepth(64)
+                // a string literal is text: Jinja does not render "{{ }}" inside one
+                .withNestedInterpretationEnabled(false)
                 .withLstripBlocks(true)
                 // Jinja drops one trailing newline of the template source (done in render), Jinjava's
                 // option drops one of the output, which is not the same
@@ -68,7 +78,13 @@ final class JinjaEnvironment {
                 "raiseException", Object.class));
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now", JinjaEnvironment.class,
                 "strftimeNow", String.class));
+        j.getGlobalContext().registerFunction(new ELFunctionDefinition("", PythonMethodResolver.ITERATE, JinjaEnvironment.class,
+                "iterate", Object.class));
+        j.getGlobalContext().registerFunction(new ELFunctionDefinition("", PythonMethodResolver.ITERATE_NAMED,
+                JinjaEnvironment.class, "iterateNamed", Object.class, String.class));
+        j.getGlobalContext().registerFilter(new Trim());
         j.getGlobalContext().registerFilter(new ToJson());
+        j.getGlobalContext().registerFilter(new Items());
         j.getGlobalContext().registerTag(new GenerationTag());
         j.getGlobalContext().registerTag(new FilterBlockTag());
         return j;
@@ -81,8 +97,17 @@ final class JinjaEnvironment {
      * @throws InputException for a {@code raise_exception} (its message) or any fatal template error
      *                        (Jinjava's message and line)
      */
-    static String render(String template, Map<String, Object> context) {
+    static String render(String template, Map<String, Object> context, Clock clock) {
         RAISED.remove();
+        CLOCK.set(clock);
+        // templates ask "strftime_now is defined" before calling it: the globals are defined names
+        context.putIfAbsent("strftime_now", "strftime_now");
+        context.putIfAbsent("raise_exception", "raise_exception");
+        java.util.Set<String> none = new java.util.HashSet<>();
+        context.forEach((name, value) -> {
+            if (value == null) none.add(name);
+        });
+        context.put(NONE_NAMES, none);
         RenderResult result;
         try {
             result = JINJAVA.renderForResult(template.endsWith("\n") ? template.substring(0, template.length() - 1) : template,
@@ -90,6 +115,7 @@ final class JinjaEnvironment {
         } catch (RuntimeException e) {
             throw new InputException("chat template failed: " + e.getMessage());
         } finally {
+            CLOCK.remove();
             String raised = RAISED.get();
             RAISED.remove();
             if (raised != null) {
@@ -104,6 +130,27 @@ final class JinjaEnvironment {
         return result.getOutput();
     }
 
+    /** What a loop over {@code value} visits, as in Jinja: a mapping's keys (in order), anything else as it is. */
+    public static Object iterate(Object value) {
+        return value instanceof Map<?, ?> map ? new java.util.ArrayList<>(map.keySet()) : value;
+    }
+
+    /**
+     * {@link #iterate} of the variable {@code name}: Jinja iterates an undefined name as empty but
+     * fails on None, which Jinjava both reads as null; a variable the caller passed as null is
+     * None (Hugging Face passes {@code tools=None} when the caller gives no tools).
+     */
+    public static Object iterateNamed(Object value, String name) {
+        if (value == null) {
+            JinjavaInterpreter interpreter = JinjavaInterpreter.getCurrent();
+            Object none = interpreter == null ? null : interpreter.getContext().get(NONE_NAMES);
+            if (none instanceof java.util.Set<?> names && names.contains(name)) {
+                throw new IllegalArgumentException("'NoneType' object is not iterable");
+            }
+        }
+        return iterate(value);
+    }
+
     /** {@code raise_exception(message)}: remembers the message and stops the expression. */
     public static Object raiseException(Object message) {
         String text = String.valueOf(message);
@@ -113,9 +160,10 @@ final class JinjaEnvironment {
         throw new IllegalStateException("raise_exception: " + text);
     }
 
-    /** {@code strftime_now(format)}: the local time now in Python's strftime format. */
+    /** {@code strftime_now(format)}: the render's clock's local time now in Python's strftime format. */
     public static String strftimeNow(String format) {
-        return PythonStrftime.format(format, ZonedDateTime.now());
+        Clock clock = CLOCK.get();
+        return PythonStrftime.format(format, ZonedDateTime.now(clock == null ? Clock.systemDefaultZone() : clock));
     }
 
     /** The children of a tag, rendered. */
@@ -161,6 +209,48 @@ final class JinjaEnvironment {
         }
     }
 
+    /**
+     * Jinja's {@code trim} filter, {@code x|trim} and {@code x|trim(chars)}: Python's
+     * {@code str.strip}; an undefined value (null here) trims to "" as Jinja's Undefined does.
+     */
+    static final class Trim implements Filter {
+        @Override
+        public String getName() {
+            return "trim";
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            if (var == null) {
+                return "";
+            }
+            String chars = args.length > 0 ? args[0] : null;
+            return PythonMethodResolver.strip(String.valueOf(var), chars, true, true);
+        }
+    }
+
+    /**
+     * Jinja's {@code items} filter, {@code for k, v in d|items}: a mapping's (key, value) pairs in
+     * order; nothing for an undefined value; a failure for anything else, as in Jinja.
+     */
+    static final class Items implements Filter {
+        @Override
+        public String getName() {
+            return "items";
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            if (var == null) {
+                return java.util.List.of();
+            }
+            if (!(var instanceof Map<?, ?> map)) {
+                throw new IllegalArgumentException("Can only get item pairs from a mapping.");
+            }
+            return new java.util.ArrayList<>(map.entrySet());
+        }
+    }
+
     /** Python's {@code json.dumps(x, ensure_ascii=False, indent=..., separators=..., sort_keys=...)}, as HF's tojson. */
     static final class ToJson implements Filter {
         @Override
@@ -177,7 +267,8 @@ final class JinjaEnvironment {
         public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
             Object indent = kwargs.getOrDefault("indent", args.length > 0 ? args[0] : null);
             boolean sortKeys = Boolean.TRUE.equals(kwargs.get("sort_keys"));
-            return PythonJson.dumps(var, indent == null ? -1 : ((Number) indent).intValue(), sortKeys);
+            boolean ensureAscii = Boolean.TRUE.equals(kwargs.get("ensure_ascii"));
+            return PythonJson.dumps(var, indent == null ? -1 : ((Number) indent).intValue(), sortKeys, ensureAscii);
         }
     }
 }

@@ -8,19 +8,38 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * JSON as Python's {@code json.dumps(x, ensure_ascii=False, indent=indent, sort_keys=...)} writes
+ * JSON as Python's {@code json.dumps(x, ensure_ascii=..., indent=indent, sort_keys=...)} writes
  * it, which is what Hugging Face's {@code tojson} filter does in chat templates: ", " and ": "
- * between items without indent ("," and ": " with one), non-ASCII characters as they are, floats
- * in Python's {@code repr} ({@code 1.0}, {@code 1e-05}, {@code 1.5e+16}).
+ * between items without indent ("," and ": " with one), non-ASCII characters as they are (by
+ * default) or as backslash-u escapes ({@code ensure_ascii=True}), floats in Python's
+ * {@code repr} ({@code 1.0}, {@code 1e-05}, {@code 1.5e+16}).
  */
 final class PythonJson {
     private PythonJson() {}
 
     /** {@code indent < 0}: one line. */
     static String dumps(Object value, int indent, boolean sortKeys) {
+        return dumps(value, indent, sortKeys, false);
+    }
+
+    /** {@code indent < 0}: one line; {@code ensureAscii}: every non-ASCII UTF-16 unit as a backslash-u escape. */
+    static String dumps(Object value, int indent, boolean sortKeys, boolean ensureAscii) {
         StringBuilder sb = new StringBuilder();
         write(sb, value, indent, sortKeys, 0);
-        return sb.toString();
+        if (!ensureAscii) {
+            return sb.toString();
+        }
+        // non-ASCII characters only occur inside JSON strings, so escaping them afterwards is the same
+        StringBuilder ascii = new StringBuilder(sb.length() + 16);
+        for (int i = 0; i < sb.length(); i++) {
+            char c = sb.charAt(i);
+            if (c < 0x80) {
+                ascii.append(c);
+            } else {
+                ascii.append(String.format("\\u%04x", (int) c));
+            }
+        }
+        return ascii.toString();
     }
 
     private static void write(StringBuilder sb, Object v, int indent, boolean sortKeys, int level) {

@@ -33,6 +33,15 @@ final class PythonMethodResolver extends ELResolver {
         Object result;
         if (base instanceof String s) {
             result = string(s, name, p);
+        } else if (name.equals(APPEND) && base instanceof List<?> list) {
+            @SuppressWarnings("unchecked")
+            List<Object> items = (List<Object>) list;
+            items.add(p.length > 0 ? p[0] : null);
+            result = "";
+        } else if (base instanceof List<?> && LIST_MUTATORS.contains(name)) {
+            throw new ELException("access to attribute '" + name + "' of 'list' object is unsafe.");
+        } else if (base instanceof java.util.Map<?, ?> && DICT_MUTATORS.contains(name)) {
+            throw new ELException("access to attribute '" + name + "' of 'dict' object is unsafe.");
         } else if (name.equals(SLICE) && (base instanceof Collection<?> || base instanceof Object[])) {
             List<Object> items = base instanceof Collection<?> c ? new ArrayList<>(c) : new ArrayList<>(List.of((Object[]) base));
             result = slice(items, p);
@@ -47,6 +56,16 @@ final class PythonMethodResolver extends ELResolver {
     }
 
     private static final Object NOT_MINE = new Object();
+
+    /**
+     * The list method the loop-filter rewrite calls ({@link #unrollLoopFilter}); templates themselves
+     * cannot change a list or dict: Hugging Face renders in Jinja's immutable sandbox, where
+     * {@code .append()}, {@code .update()}, ... raise a SecurityError with these messages.
+     */
+    static final String APPEND = "fdkvc_append";
+    private static final java.util.Set<String> LIST_MUTATORS = java.util.Set.of("append", "clear", "pop", "reverse", "insert",
+            "sort", "extend", "remove");
+    private static final java.util.Set<String> DICT_MUTATORS = java.util.Set.of("clear", "pop", "popitem", "setdefault", "update");
 
     private static Object string(String s, String name, Object[] p) {
         return switch (name) {
@@ -67,6 +86,7 @@ final class PythonMethodResolver extends ELResolver {
             case "rfind" -> (long) s.lastIndexOf(str(arg(p, 0, name)));
             case "count" -> count(s, str(arg(p, 0, name)));
             case "join" -> join(s, arg(p, 0, name));
+            case "format" -> format(s, p);
             case "isdigit" -> !s.isEmpty() && s.chars().allMatch(Character::isDigit);
             case "isalpha" -> !s.isEmpty() && s.chars().allMatch(Character::isLetter);
             case "isalnum" -> !s.isEmpty() && s.chars().allMatch(Character::isLetterOrDigit);
@@ -245,6 +265,38 @@ final class PythonMethodResolver extends ELResolver {
         return sb.toString();
     }
 
+    /**
+     * Python's {@code str.format} with positional fields: "{}" takes the next argument, "{0}" the
+     * one numbered; "{{" and "}}" are braces. Named fields and format specs are refused.
+     */
+    private static String format(String s, Object[] args) {
+        StringBuilder sb = new StringBuilder();
+        int next = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if ((c == '{' || c == '}') && i + 1 < s.length() && s.charAt(i + 1) == c) {
+                sb.append(c);
+                i++;
+            } else if (c == '{') {
+                int close = s.indexOf('}', i);
+                String field = close < 0 ? null : s.substring(i + 1, close);
+                if (field == null || !field.matches("\\d*")) {
+                    throw new ELException("str.format(): only positional fields ({} or {0}) are supported, not '"
+                            + (field == null ? s.substring(i) : "{" + field + "}") + "'");
+                }
+                int index = field.isEmpty() ? next++ : Integer.parseInt(field);
+                if (index >= args.length) {
+                    throw new ELException("str.format(): replacement index " + index + " out of range");
+                }
+                sb.append(str(args[index]));
+                i = close;
+            } else {
+                sb.append(c);
+            }
+        }
+        return sb.toString();
+    }
+
     /** Python's items[start:stop:step] (each may be null), with its clamping of out-of-range bounds. */
     static List<Object> slice(List<Object> items, Object[] p) {
         int n = items.size();
@@ -280,8 +332,11 @@ final class PythonMethodResolver extends ELResolver {
      */
     static String rewriteSlices(String template) {
         StringBuilder out = new StringBuilder(template.length());
-        int i = 0, n = template.length(), filters = 0;
+        int i = 0, n = template.length(), filters = 0, loops = 0;
         java.util.ArrayDeque<String> blocks = new java.util.ArrayDeque<>();
+        // loop.previtem and loop.nextitem, which Jinjava lacks, read the list each loop goes over
+        boolean neighbours = template.contains("previtem") || template.contains("nextitem");
+        java.util.ArrayDeque<String> loopLists = new java.util.ArrayDeque<>();
         while (i < n) {
             int open = nextTag(template, i);
             if (open < 0) {
@@ -301,14 +356,30 @@ final class PythonMethodResolver extends ELResolver {
             if (kind == '%') {
                 trackBlocks(statement, blocks);
             }
+            if (neighbours && kind != '#' && !loopLists.isEmpty()) {
+                inner = neighbourItems(inner, loopLists.peek());
+            }
+            if (statement.startsWith("endfor") && !loopLists.isEmpty()) {
+                loopLists.pop();
+            }
             if (statement.startsWith("for ") && hasLoopFilter(statement)) {
+                loopLists.push("fdkvc_filtered_" + filters);
                 out.append(unrollLoopFilter(inner, statement, filters++)).append(close);
                 i = end + 2;
                 continue;
             }
             // a macro's signature keeps its defaults as written (Jinjava parses them itself)
             boolean verbatim = kind == '#' || statement.startsWith("macro ");
-            out.append(verbatim ? inner : rewriteExpression(inner)).append(close);
+            String rewritten = verbatim ? inner : rewriteExpression(groupNotInTag(inner));
+            if (statement.startsWith("for ")) {
+                rewritten = iterateKeys(rewritten);
+                if (neighbours) {
+                    String list = "fdkvc_loop_" + loops++;
+                    loopLists.push(list);
+                    rewritten = listedLoop(rewritten, list);
+                }
+            }
+            out.append(rewritten).append(close);
             i = end + 2;
         }
         return out.toString();
@@ -333,6 +404,71 @@ final class PythonMethodResolver extends ELResolver {
     }
 
     /**
+     * {@code loop.previtem} and {@code loop.nextitem} as reads of the loop's list {@code list}
+     * (none before the first and after the last item).
+     */
+    private static String neighbourItems(String tag, String list) {
+        return tag.replace("loop.previtem", "(" + list + "[loop.index0 - 1] if loop.index0 > 0 else none)")
+                .replace("loop.nextitem", "(" + list + "[loop.index0 + 1] if not loop.last else none)");
+    }
+
+    /**
+     * A loop tag ({@code for T in I}, the text between "{%" and "%}") as two tags that first keep
+     * the iterable in {@code list}, then loop over it: "{% set list = I -%}{%- for T in list %}".
+     * The tag's whitespace control stays at its ends.
+     */
+    private static String listedLoop(String tag, String list) {
+        int from = tag.indexOf("for ") + "for ".length();
+        int[] in = topLevelWord(tag, "in", from);
+        if (in == null) {
+            return tag;
+        }
+        int end = tag.length();
+        if (end > in[1] && (tag.charAt(end - 1) == '-' || tag.charAt(end - 1) == '+')) end--;
+        String iterable = tag.substring(in[1], end).strip();
+        if (iterable.endsWith(" recursive")) {
+            return tag;
+        }
+        return tag.substring(0, tag.indexOf("for ")) + "set " + list + " = " + iterable + " -%}{%- for "
+                + tag.substring(from, in[1]) + list + " " + tag.substring(end);
+    }
+
+    /** The global function that gives what a Jinja loop iterates: a mapping's keys, any other value itself. */
+    static final String ITERATE = "fdkvc_iterate";
+    /** {@link #ITERATE} for a bare name, given as text too. */
+    static final String ITERATE_NAMED = "fdkvc_iterate_named";
+
+    /** The call of {@link #ITERATE} (or, for a bare name, {@link #ITERATE_NAMED}) on {@code iterable}. */
+    private static String iteration(String iterable) {
+        return iterable.matches("[A-Za-z_][A-Za-z0-9_]*") ? ITERATE_NAMED + "(" + iterable + ", '" + iterable + "')"
+                : ITERATE + "(" + iterable + ")";
+    }
+
+    /**
+     * {@code for x in d}: Jinja iterates a mapping's keys, Jinjava its values. A loop with one
+     * target gets its iterable through {@link #ITERATE} (with its name when it is a bare name);
+     * {@code for k, v in ...} is left alone.
+     * {@code tag} is the text between "{%" and "%}".
+     */
+    private static String iterateKeys(String tag) {
+        int from = tag.indexOf("for ") + "for ".length();
+        int[] in = topLevelWord(tag, "in", from);
+        if (in == null || tag.substring(from, in[0]).contains(",")) {
+            return tag;
+        }
+        int end = tag.length();
+        if (end > in[1] && (tag.charAt(end - 1) == '-' || tag.charAt(end - 1) == '+')) end--;
+        String iterable = tag.substring(in[1], end).strip();
+        String suffix = "";
+        if (iterable.endsWith(" recursive")) {
+            iterable = iterable.substring(0, iterable.length() - " recursive".length()).strip();
+            suffix = " recursive";
+        }
+        // a bare name also goes as text, so that a None (a name bound to null) can be told from an undefined name
+        return tag.substring(0, in[1]) + iteration(iterable) + suffix + " " + tag.substring(end);
+    }
+
+    /**
      * A filtered loop ({@code for T in I if C}), which Jinjava would run over every item, as two
      * loops: the first collects the items that pass C into a list, the second loops over that list,
      * so that {@code loop.index}, {@code loop.last} and {@code loop.length} count the filtered items
@@ -351,11 +487,14 @@ final class PythonMethodResolver extends ELResolver {
         }
         String target = body.substring("for ".length(), in[0]).strip();
         String iterable = rewriteExpression(body.substring(in[1], iff[0]));
-        String condition = rewriteExpression(body.substring(iff[1]));
+        if (!target.contains(",")) {
+            iterable = iteration(iterable.strip());
+        }
+        String condition = rewriteExpression(groupNot(body.substring(iff[1])));
         String list = "fdkvc_filtered_" + k;
         String item = target.contains(",") ? "[" + target + "]" : target;
         return left + " set " + list + " = [] -%}{%- for " + target + " in " + iterable + " -%}{%- if " + condition
-                + " -%}{%- do " + list + ".append(" + item + ") -%}{%- endif -%}{%- endfor -%}{%- for " + target + " in "
+                + " -%}{%- do " + list + "." + APPEND + "(" + item + ") -%}{%- endif -%}{%- endfor -%}{%- for " + target + " in "
                 + list + " " + right;
     }
 
@@ -445,19 +584,112 @@ final class PythonMethodResolver extends ELResolver {
         return -1;
     }
 
+    /** {@link #groupNot} on a tag's text, leaving its whitespace-control marks ("-", "+") at its ends. */
+    private static String groupNotInTag(String inner) {
+        int from = 0, to = inner.length();
+        if (from < to && (inner.charAt(from) == '-' || inner.charAt(from) == '+')) from++;
+        if (to > from && (inner.charAt(to - 1) == '-' || inner.charAt(to - 1) == '+')) to--;
+        return inner.substring(0, from) + groupNot(inner.substring(from, to)) + inner.substring(to);
+    }
+
+    private static final java.util.Set<String> KEYWORDS = java.util.Set.of("and", "or", "not", "if", "elif", "else",
+            "in", "is", "set", "for", "return", "with");
+
+    /**
+     * Jinja's unary {@code not} binds looser than comparisons and tests ({@code not x is defined}
+     * is {@code not (x is defined)}, {@code not a|length == 1} is {@code not (a|length == 1)}) but
+     * tighter than {@code and}/{@code or}; Jinjava applies it to the next operand alone. Each unary
+     * {@code not} gets its operand in parentheses: up to the next top-level {@code and}, {@code or},
+     * {@code if}, {@code else}, comma or closing bracket. {@code x not in y} and
+     * {@code x is not t} are left alone.
+     */
+    static String groupNot(String e) {
+        StringBuilder out = new StringBuilder(e.length() + 8);
+        int n = e.length();
+        for (int i = 0; i < n; ) {
+            char c = e.charAt(i);
+            if (c == '\'' || c == '"') {
+                i = copyLiteral(e, i, out);
+                continue;
+            }
+            if (c == 'n' && e.startsWith("not", i) && i + 3 < n && Character.isWhitespace(e.charAt(i + 3))
+                    && (i == 0 || !isNameChar(e.charAt(i - 1))) && unaryPosition(out)) {
+                int start = i + 3;
+                int end = endOfNotOperand(e, start);
+                out.append("not (").append(groupNot(e.substring(start, end).strip())).append(')');
+                if (end < n && !Character.isWhitespace(e.charAt(end))) out.append(' ');
+                i = end;
+                continue;
+            }
+            out.append(c);
+            i++;
+        }
+        return out.toString();
+    }
+
+    private static boolean isNameChar(char c) {
+        return Character.isLetterOrDigit(c) || c == '_';
+    }
+
+    /** Whether a "not" after {@code before} is unary: after nothing, an operator, a bracket or a keyword other than "is". */
+    private static boolean unaryPosition(CharSequence before) {
+        int k = before.length() - 1;
+        while (k >= 0 && Character.isWhitespace(before.charAt(k))) k--;
+        if (k < 0) return true;
+        char c = before.charAt(k);
+        if (!isNameChar(c)) {
+            return c != ')' && c != ']' && c != '}' && c != '\'' && c != '"';
+        }
+        int j = k;
+        while (j >= 0 && isNameChar(before.charAt(j))) j--;
+        String word = before.subSequence(j + 1, k + 1).toString();
+        return KEYWORDS.contains(word) && !word.equals("is");
+    }
+
+    /** Where the operand of a unary "not" starting at {@code from} ends. */
+    private static int endOfNotOperand(String e, int from) {
+        int depth = 0;
+        for (int i = from; i < e.length(); i++) {
+            char c = e.charAt(i);
+            if (c == '\'' || c == '"') {
+                int end = endOfString(e, i);
+                if (end < 0) return e.length();
+                i = end;
+            } else if (c == '(' || c == '[' || c == '{') {
+                depth++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                if (depth == 0) return i;
+                depth--;
+            } else if (depth == 0 && c == ',') {
+                return i;
+            } else if (depth == 0 && Character.isWhitespace(c)) {
+                for (String stop : new String[] {"and", "or", "if", "else"}) {
+                    int w = i + 1;
+                    while (w < e.length() && Character.isWhitespace(e.charAt(w))) w++;
+                    if (e.startsWith(stop, w) && (w + stop.length() == e.length() || !isNameChar(e.charAt(w + stop.length())))) {
+                        return i;
+                    }
+                }
+            }
+        }
+        return e.length();
+    }
+
+    /** Copies the string literal that opens at {@code i} to {@code out}; the index after it (the end if unterminated). */
+    private static int copyLiteral(String e, int i, StringBuilder out) {
+        int end = endOfString(e, i);
+        int next = end < 0 ? e.length() : end + 1;
+        out.append(e, i, next);
+        return next;
+    }
+
     static String rewriteExpression(String e) {
         StringBuilder out = new StringBuilder(e.length());
         int i = 0, n = e.length();
         while (i < n) {
             char c = e.charAt(i);
             if (c == '\'' || c == '"') {
-                int end = endOfString(e, i);
-                if (end < 0) {
-                    out.append(e, i, n);
-                    break;
-                }
-                out.append(e, i, end + 1);
-                i = end + 1;
+                i = copyLiteral(e, i, out);
                 continue;
             }
             if ((c == '+' || c == '-') && i + 1 < n && Character.isDigit(e.charAt(i + 1)) && endsWithOperand(out)) {

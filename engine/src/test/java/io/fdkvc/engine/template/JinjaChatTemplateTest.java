@@ -270,7 +270,7 @@ class JinjaChatTemplateTest {
     // ---- the Python helpers templates use ----
 
     private static String render(String source, Map<String, Object> vars) {
-        return JinjaEnvironment.render(PythonMethodResolver.rewriteSlices(source), new LinkedHashMap<>(vars));
+        return JinjaEnvironment.render(PythonMethodResolver.rewriteSlices(source), new LinkedHashMap<>(vars), java.time.Clock.systemDefaultZone());
     }
 
     @Test

@@ -38,8 +38,9 @@ public final class DialogueEvaluation {
             List.of("fdkvc-dialogue", "window"),
             List.of("fdkvc-dialogue", LangChain4jMemory.TOKEN_WINDOW),
             List.of("fdkvc-dialogue", LangChain4jMemory.MESSAGE_WINDOW),
-            List.of(FdkvcChatMemoryRow.LABEL, "window"),
-            List.of(FdkvcChatMemoryRow.LABEL, LangChain4jMemory.TOKEN_WINDOW));
+            List.of(FdkvcLangChain4jMemory.LABEL, "window"),
+            List.of(FdkvcLangChain4jMemory.LABEL, LangChain4jMemory.TOKEN_WINDOW),
+            List.of(SpringAiMemory.FDKVC, SpringAiMemory.MESSAGE_WINDOW));
     /** Dialogues per simulation task: enough to amortise the task, small enough to balance the cores. */
     private static final int CHUNK = 16;
 
@@ -53,7 +54,7 @@ public final class DialogueEvaluation {
         }
     }
 
-    /** The rows {@code options} asks for: policies (with the options' packing) and LangChain4j's memories. */
+    /** The rows {@code options} asks for: policies (with the options' packing), LangChain4j's and Spring AI's memories. */
     public static List<Contender> contenders(DialogueOptions options, List<EmbeddedDialogue> dialogues) {
         List<Contender> out = new ArrayList<>();
         for (String p : options.policies()) {
@@ -61,8 +62,12 @@ public final class DialogueEvaluation {
                 out.add(new Contender(p, LangChain4jMemory.tokenWindow()));
             } else if (p.equals(LangChain4jMemory.MESSAGE_WINDOW)) {
                 out.add(new Contender(p, LangChain4jMemory.messageWindow(LangChain4jMemory.meanTokens(dialogues))));
-            } else if (p.equals(FdkvcChatMemoryRow.LABEL)) {
-                out.add(new Contender(p, FdkvcChatMemoryRow.factory()));
+            } else if (p.equals(FdkvcLangChain4jMemory.LABEL)) {
+                out.add(new Contender(p, FdkvcLangChain4jMemory.factory()));
+            } else if (p.equals(SpringAiMemory.MESSAGE_WINDOW)) {
+                out.add(new Contender(p, SpringAiMemory.messageWindow(LangChain4jMemory.meanTokens(dialogues))));
+            } else if (p.equals(SpringAiMemory.FDKVC)) {
+                out.add(new Contender(p, SpringAiMemory.fdkvc()));
             } else {
                 out.add(Contender.policy(p, options.template(p), options.packing()));
             }

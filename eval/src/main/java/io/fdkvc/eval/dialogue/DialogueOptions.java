@@ -53,10 +53,11 @@ public record DialogueOptions(Dataset dataset, Path data, List<String> policies,
      * without sinks.)
      */
     public static final List<String> DEFAULT_POLICIES = List.of("fdkvc", TUNED, "fdkvc-dialogue", "h2o", "h2o-paper", "tova", "snapkv",
-            "window", LangChain4jMemory.MESSAGE_WINDOW, LangChain4jMemory.TOKEN_WINDOW, FdkvcChatMemoryRow.LABEL, "random", "full");
-    /** Rows that are LangChain4j's own chat memories rather than registry policies (no parameters, no packing). */
+            "window", LangChain4jMemory.MESSAGE_WINDOW, LangChain4jMemory.TOKEN_WINDOW, FdkvcLangChain4jMemory.LABEL,
+            SpringAiMemory.MESSAGE_WINDOW, SpringAiMemory.FDKVC, "random", "full");
+    /** Rows that are chat memories (LangChain4j's, Spring AI's, fdkvc's adapters) rather than registry policies (no parameters, no packing). */
     public static final List<String> MEMORIES = List.of(LangChain4jMemory.MESSAGE_WINDOW, LangChain4jMemory.TOKEN_WINDOW,
-            FdkvcChatMemoryRow.LABEL);
+            FdkvcLangChain4jMemory.LABEL, SpringAiMemory.MESSAGE_WINDOW, SpringAiMemory.FDKVC);
     /**
      * Default headline budget: 30% of the median dialogue's tokens (SGD dev: about five of its
      * eighteen utterances), tight enough that the policies must choose.

@@ -94,11 +94,17 @@ final class DialogueReport {
                     + "the same token counts) and `MessageWindowChatMemory` (max messages = the budget over the mean tokens per "
                     + "utterance, rounded down), fed the dialogue as user and AI messages. ");
         }
-        if (o.policies().contains(FdkvcChatMemoryRow.LABEL)) {
-            md.append("`" + FdkvcChatMemoryRow.LABEL + "` is fdkvc-langchain4j's `FdkvcChatMemory` with its defaults (fdkvc-dialogue, "
+        if (o.policies().contains(FdkvcLangChain4jMemory.LABEL)) {
+            md.append("`" + FdkvcLangChain4jMemory.LABEL + "` is fdkvc-langchain4j's `FdkvcChatMemory` with its defaults (fdkvc-dialogue, "
                     + "packing on) at the same budget, fed the same messages with the same token counts and embeddings: it "
                     + "differs from the policy's row by the memory's conventions (the current exchange is always shown, no "
                     + "orphaned reply first). ");
+        }
+        if (o.policies().contains(SpringAiMemory.MESSAGE_WINDOW) || o.policies().contains(SpringAiMemory.FDKVC)) {
+            md.append("`" + SpringAiMemory.MESSAGE_WINDOW + "` is Spring AI 2.0.1's own `MessageWindowChatMemory` (max messages as for "
+                    + "LangChain4j's; it starts its window at a user message), and `" + SpringAiMemory.FDKVC + "` fdkvc-spring-ai's "
+                    + "`FdkvcSpringChatMemory` with its defaults, fed like `" + FdkvcLangChain4jMemory.LABEL + "`: the two fdkvc "
+                    + "memories share their selection, so their rows are equal. ");
         }
         md.append("`cache_fill` (cached tokens over what the cache may hold) is a guard, not a goal: a cache that "
                 + "forgets everything scores well on share metrics.\n\n");

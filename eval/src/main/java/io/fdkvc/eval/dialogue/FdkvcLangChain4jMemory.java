@@ -28,11 +28,11 @@ import java.util.Map;
  * exchange is always shown, no orphaned reply first, the budget they free refilled from the
  * transcript) and, on TIAGE, speakers taken from the message types instead of "unknown".
  */
-public final class FdkvcChatMemoryRow {
+public final class FdkvcLangChain4jMemory {
     /** Label of the row: FdkvcChatMemory with its defaults (fdkvc-dialogue, packing on). */
     public static final String LABEL = "fdkvc-chat-memory";
 
-    private FdkvcChatMemoryRow() {}
+    private FdkvcLangChain4jMemory() {}
 
     /** The memory with its default policy ({@value FdkvcChatMemory#DEFAULT_POLICY}) at the evaluation's budget and temperature. */
     public static ConversationMemory.Factory factory() {
@@ -69,15 +69,18 @@ public final class FdkvcChatMemoryRow {
         @Override
         public Response<List<Embedding>> embedAll(List<TextSegment> segments) {
             List<Embedding> out = new ArrayList<>(segments.size());
-            int dim = d.dimension();
-            for (TextSegment s : segments) {
-                Integer t = byText.get(s.text());
-                if (t == null) throw new IllegalArgumentException("not an utterance of dialogue " + d.dialogue().id() + ": " + s.text());
-                float[] v = new float[dim];
-                System.arraycopy(d.embeddings(), t * dim, v, 0, dim);
-                out.add(Embedding.from(v));
-            }
+            for (TextSegment s : segments) out.add(Embedding.from(vector(s.text())));
             return Response.from(out);
+        }
+
+        /** The precomputed unit embedding of the utterance whose text is {@code text}. */
+        float[] vector(String text) {
+            Integer t = byText.get(text);
+            if (t == null) throw new IllegalArgumentException("not an utterance of dialogue " + d.dialogue().id() + ": " + text);
+            int dim = d.dimension();
+            float[] v = new float[dim];
+            System.arraycopy(d.embeddings(), t * dim, v, 0, dim);
+            return v;
         }
 
         @Override

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** FdkvcChatMemory as a row of the dialogue evaluation. */
-class FdkvcChatMemoryRowTest {
+class FdkvcLangChain4jMemoryTest {
     @TempDir
     Path dir;
 
@@ -62,7 +62,7 @@ class FdkvcChatMemoryRowTest {
                                                         @ForAll @IntRange(min = 1, max = 24) int n,
                                                         @ForAll @IntRange(min = 1, max = 40) int budget, @ForAll boolean packing) {
         EmbeddedDialogue d = alternating(seed, n);
-        boolean[][] row = DialogueSimulator.run(d, FdkvcChatMemoryRow.factory(policy, packing).open(d, budget, 0.05));
+        boolean[][] row = DialogueSimulator.run(d, FdkvcLangChain4jMemory.factory(policy, packing).open(d, budget, 0.05));
         boolean[][] pol = DialogueSimulator.run(d, new PolicyMemory.Factory(PolicyRegistry.template(policy, java.util.Map.of()), packing).open(d, budget, 0.05));
         for (int t = 1; t < n; t++) {
             int lastUser = (t - 1) % 2 == 0 ? t - 1 : t - 2; // turns alternate from a user turn
@@ -89,18 +89,18 @@ class FdkvcChatMemoryRowTest {
         fixture.dir = dir;
         DialogueOptions o = DialogueOptions.defaults(Dataset.SGD, fixture.corpus()).withBudgetTokens(4).withSweep(List.of(0.2, 0.5))
                 .withEmbeddingCache(dir.resolve("cache")).withThreads(2);
-        assertThat(o.policies()).contains(FdkvcChatMemoryRow.LABEL);
+        assertThat(o.policies()).contains(FdkvcLangChain4jMemory.LABEL);
         DialogueResults r = DialogueEvaluation.run(o, dir.resolve("out"), f -> {}, new Fixtures.BagOfWords(32));
         TreeSet<String> window = new TreeSet<>();
         TreeSet<String> mine = new TreeSet<>();
         for (MetricResult m : r.results()) {
             if (m.policy().equals("window")) window.add(m.metric());
-            if (m.policy().equals(FdkvcChatMemoryRow.LABEL)) mine.add(m.metric());
+            if (m.policy().equals(FdkvcLangChain4jMemory.LABEL)) mine.add(m.metric());
         }
         assertThat(mine).isEqualTo(window).isNotEmpty();
         String csv = io.fdkvc.eval.report.ResultsCsv.format(r.results());
-        assertThat(csv).contains("," + FdkvcChatMemoryRow.LABEL + ",needed_context_recall,")
-                .contains("," + FdkvcChatMemoryRow.LABEL + " vs window,");
-        assertThat(r.markdown()).contains("| " + FdkvcChatMemoryRow.LABEL + " |");
+        assertThat(csv).contains("," + FdkvcLangChain4jMemory.LABEL + ",needed_context_recall,")
+                .contains("," + FdkvcLangChain4jMemory.LABEL + " vs window,");
+        assertThat(r.markdown()).contains("| " + FdkvcLangChain4jMemory.LABEL + " |");
     }
 }

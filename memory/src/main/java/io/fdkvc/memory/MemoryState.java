@@ -1,7 +1,5 @@
-package io.fdkvc.langchain4j;
+package io.fdkvc.memory;
 
-import dev.langchain4j.data.message.ChatMessage;
-import dev.langchain4j.data.message.CustomMessage;
 import io.fdkvc.core.InputException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -12,23 +10,28 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@link FdkvcChatMemory} stores beside the transcript, as the attributes of one
- * {@link CustomMessage} at the end of the stored list: only JSON-friendly values (numbers,
- * strings, lists, maps), so that every store that serialises messages with LangChain4j's codec
- * keeps it. Embeddings are little-endian float32 in base64 (exact, unlike decimal text).
+ * What a policy-chosen chat memory stores beside the transcript so that a memory rebuilt from the
+ * store selects exactly what it selected before: as {@link #attributes() attributes} holding only
+ * JSON-friendly values (numbers, strings, lists, maps), which each adapter keeps in one message at
+ * the end of the stored list in its framework's form (LangChain4j: a custom message; Spring AI: a
+ * system message with the attributes as JSON text). Embeddings are little-endian float32 in base64
+ * (exact, unlike decimal text).
  *
  * @param costs      token count of every non-system transcript message, in order
  * @param embeddings unit embedding of every closed entry, in order
  * @param selection  transcript indices shown by {@code messages()} when it was written (a check)
  */
-record MemoryState(Config config, int systemCost, List<Integer> costs, List<float[]> embeddings, List<Integer> selection) {
-    static final String MARKER = "fdkvcChatMemory";
+public record MemoryState(Config config, int systemCost, List<Integer> costs, List<float[]> embeddings, List<Integer> selection) {
+    /** The attribute that marks a state (its value is the format's version). */
+    public static final String MARKER = "fdkvcChatMemory";
     static final int VERSION = 1;
 
     /** The configuration that the selection depends on. */
-    record Config(String policy, Map<String, String> parameters, int maxTokens, double temperature, boolean packing) {}
+    public record Config(String policy, Map<String, String> parameters, int maxTokens, double temperature, boolean packing) {}
 
-    static CustomMessage encode(MemoryState s) {
+    /** The state as JSON-friendly attributes, {@link #MARKER} first. */
+    public Map<String, Object> attributes() {
+        MemoryState s = this;
         Map<String, Object> a = new LinkedHashMap<>();
         a.put(MARKER, VERSION);
         a.put("policy", s.config().policy());
@@ -42,13 +45,20 @@ record MemoryState(Config config, int systemCost, List<Integer> costs, List<floa
         for (float[] v : s.embeddings()) e.add(encode(v));
         a.put("embeddings", e);
         a.put("selection", new ArrayList<>(s.selection()));
-        return CustomMessage.from(a);
+        return a;
     }
 
-    /** The state in {@code last}, or null when it is not a state message (a store written by another memory). */
-    static MemoryState decode(ChatMessage last, Object id) {
-        if (!(last instanceof CustomMessage c) || !c.attributes().containsKey(MARKER)) return null;
-        Map<String, Object> a = c.attributes();
+    /** Whether {@code attributes} are a state's (they hold {@link #MARKER}). */
+    public static boolean isState(Map<String, ?> attributes) {
+        return attributes.containsKey(MARKER);
+    }
+
+    /**
+     * The state in {@code a} (attributes for which {@link #isState} holds).
+     *
+     * @throws InputException naming the memory id and the attribute that is missing or malformed
+     */
+    public static MemoryState fromAttributes(Map<String, Object> a, Object id) {
         String where = "chat memory store, id '" + id + "', state message: ";
         int version = integer(a, MARKER, where);
         if (version != VERSION) throw new InputException(where + MARKER + " version " + version + " is not " + VERSION);

@@ -40,6 +40,7 @@ class DifferentialTest {
         expected.addAll(Traces.BASELINES);
         expected.add("random");
         expected.add("fdkvc-dialogue"); // an extension, not in the spec: its own tests (DialoguePolicyTest) and the invariants
+        expected.add("fdkvc-fidelity"); // an extension, not in the spec: its own tests (FidelityPolicyTest) and the invariants
         assertThat(PolicyRegistry.names()).containsExactlyInAnyOrderElementsOf(expected);
     }
 

@@ -110,8 +110,8 @@ public final class SpecReference {
     }
 
     public static boolean isFdkvcVariant(String name) {
-        // fdkvc-dialogue is an extension with its own parameters, not a spec variant
-        return name.equals("fdkvc") || name.equals("h2o-paper") || (name.startsWith("fdkvc-") && !name.equals("fdkvc-dialogue"));
+        // the spec's variants only: fdkvc-dialogue and fdkvc-fidelity are extensions with their own parameters
+        return Traces.FDKVC_VARIANTS.contains(name);
     }
 
     private static final double EPS = 1e-8;

@@ -282,7 +282,11 @@ public final class ChatServer implements AutoCloseable {
         String length = ctx.header("Content-Length");
         if (length != null) {
             try {
-                if (Long.parseLong(length.strip()) > options.maxBodyBytes()) throw fromJavalin(413);
+                long declared = Long.parseLong(length.strip());
+                if (declared > options.maxBodyBytes()) {
+                    discardBody(ctx, declared);
+                    throw fromJavalin(413);
+                }
             } catch (NumberFormatException e) {
                 throw ApiError.invalid(null, "bad Content-Length");
             }
@@ -357,6 +361,28 @@ public final class ChatServer implements AutoCloseable {
      * closed, so slow senders cannot hold every descriptor), each bounded by the read timeout (408).
      * A client that closes its connection mid-body is counted as gone, not as a server error.
      */
+    /**
+     * Reads and drops an oversized body of at most twice {@code --max-body} before the 413
+     * goes out: a server that answers and closes while the client is still sending leaves unread
+     * bytes in its socket, the close then resets the connection, and the client sees a broken pipe
+     * instead of the 413. A larger body (or one while every body slot is busy) is not read: the
+     * connection is closed after the answer.
+     */
+    private void discardBody(Context ctx, long declared) {
+        if (declared > 2L * options.maxBodyBytes() || !bodies.tryAcquire()) {
+            ctx.header("Connection", "close");
+            return;
+        }
+        try (var in = ctx.req().getInputStream()) {
+            byte[] sink = new byte[8192];
+            while (in.read(sink) >= 0) { /* dropped */ }
+        } catch (IOException e) {
+            ctx.header("Connection", "close"); // the client left or stalled: nothing more to read
+        } finally {
+            bodies.release();
+        }
+    }
+
     private byte[] readBody(Context ctx) {
         if (!bodies.tryAcquire()) {
             metrics.bodyRefused();

@@ -101,6 +101,9 @@ public final class Traces {
         }
         return switch (name) {
             case "streaming" -> Arbitraries.integers().between(0, budget - 1).map(s -> Map.<String, Number>of("sinks", s));
+            case "fdkvc-fidelity" -> Combinators.combine(Arbitraries.integers().between(0, budget - 1),
+                    Arbitraries.doubles().between(0, 1).ofScale(3), Arbitraries.integers().between(1, 8))
+                    .as((s, r, w) -> Map.<String, Number>of("sinks", s, "recent", r, "window", w));
             case "snapkv" -> Combinators.combine(
                     Arbitraries.frequencyOf(Tuple.of(1, Arbitraries.just(32)), Tuple.of(3, Arbitraries.integers().between(1, 8))),
                     Arbitraries.integers().between(0, 4).map(k -> 2 * k + 1))

@@ -1,19 +1,20 @@
 // Greedy token ids from llama.cpp for a GGUF file and a prompt of token ids (no tokenizer involved).
-// usage: greedy FILE N id id id ...   prints the N generated ids, space-separated, one line
+// usage: greedy FILE N CTX id id id ...   prints the N generated ids, space-separated, one line;
+// CTX is the context llama.cpp is created with (it decides, e.g., Phi-3's LongRoPE short or long factors)
 #include "llama.h"
 #include <stdio.h>
 #include <stdlib.h>
 int main(int argc, char **argv) {
-    if (argc < 4) { fprintf(stderr, "usage: greedy FILE N ids...\n"); return 2; }
-    int n = atoi(argv[2]), np = argc - 3;
+    if (argc < 5) { fprintf(stderr, "usage: greedy FILE N CTX ids...\n"); return 2; }
+    int n = atoi(argv[2]), nctx = atoi(argv[3]), np = argc - 4;
     llama_token *prompt = malloc(sizeof(llama_token) * np);
-    for (int i = 0; i < np; i++) prompt[i] = atoi(argv[3 + i]);
+    for (int i = 0; i < np; i++) prompt[i] = atoi(argv[4 + i]);
     llama_backend_init();
     struct llama_model_params mp = llama_model_default_params();
     struct llama_model *model = llama_model_load_from_file(argv[1], mp);
     if (!model) { fprintf(stderr, "load failed\n"); return 1; }
     struct llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = 512; cp.n_batch = 512; cp.n_threads = 1; cp.n_threads_batch = 1;
+    cp.n_ctx = nctx; cp.n_batch = nctx; cp.n_threads = 1; cp.n_threads_batch = 1;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     int nv = llama_vocab_n_tokens(llama_model_get_vocab(model));
     struct llama_batch b = llama_batch_get_one(prompt, np);

@@ -69,7 +69,8 @@ public final class LlamaCppChecks {
     /** Writes the check's model with weights of {@code seed} in {@code type} to {@code file}. */
     public static void write(Check c, GgmlType type, long seed, Path file) {
         GgufModelWriter.writer(c.shape(), VocabularySpec.sentencePiecePlaceholders(VOCAB), Weights.random(seed), TensorTypes.uniform(type))
-                .putString("general.name", "fdkvc check " + c.name())
+                // not the architecture's name: llama.cpp looks up Phi-3's special tokens in a file named "phi3"
+                .putString("general.name", "fdkvc llama.cpp check")
                 .write(file);
     }
 

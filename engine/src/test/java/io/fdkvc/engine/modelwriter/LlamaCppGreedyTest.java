@@ -24,16 +24,25 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The engine's greedy ids against llama.cpp's on the same files: each architecture's
  * {@link LlamaCppChecks} model, written again by our {@link GgufModelWriter} for every weight seed
  * and type, read by the engine, fed the prompt, then llama.cpp's 32 greedy ids one at a time (so
- * that a difference names its step); at every step the engine's argmax must be llama.cpp's next id.
- * The goldens ({@code llamacpp-greedy/NAME.txt}) are llama.cpp's output,
- * {@code bench/llamacpp/greedy-goldens.sh}.
+ * that a difference names its step and the steps after it are still compared). At every step the
+ * engine's argmax must be llama.cpp's next id, except at a near-tie: where llama.cpp's own choice
+ * was within {@link #tie} of its runner-up and the engine's logit for llama.cpp's id is within
+ * {@link #tie} of its maximum, both orders are correct to the precision the two engines share
+ * (llama.cpp quantises activations to 8 bits for Q8_0 weights and sums in another order; the
+ * engine does neither alike). Near-ties must stay rare: at most one step in ten. The goldens
+ * ({@code llamacpp-greedy/NAME.txt}) are llama.cpp's output, {@code bench/llamacpp/greedy-goldens.sh}.
  */
 class LlamaCppGreedyTest {
     @TempDir
     Path dir;
 
-    /** One golden line: the weights' type and seed, llama.cpp's context, its greedy ids. */
-    record Golden(GgmlType type, long seed, int context, int[] ids) {}
+    /** One golden line: the weights' type and seed, llama.cpp's context, its greedy ids and each one's lead over the runner-up. */
+    record Golden(GgmlType type, long seed, int context, int[] ids, float[] gaps) {}
+
+    /** The logit distance below which two tokens are a tie: F32 0.002, quantised weights 0.05. */
+    static float tie(GgmlType type) {
+        return type == GgmlType.F32 ? 0.002f : 0.05f;
+    }
 
     static List<Golden> goldens(String name) throws IOException {
         List<Golden> all = new ArrayList<>();
@@ -42,8 +51,14 @@ class LlamaCppGreedyTest {
             for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
                 if (line.isBlank() || line.startsWith("#")) continue;
                 String[] f = line.trim().split("\\s+");
-                int[] ids = Arrays.stream(f, 3, f.length).mapToInt(Integer::parseInt).toArray();
-                all.add(new Golden(GgmlType.valueOf(f[0]), Long.parseLong(f[1]), Integer.parseInt(f[2]), ids));
+                int[] ids = new int[f.length - 3];
+                float[] gaps = new float[ids.length];
+                for (int i = 0; i < ids.length; i++) {
+                    String[] idGap = f[3 + i].split("/");
+                    ids[i] = Integer.parseInt(idGap[0]);
+                    gaps[i] = Float.parseFloat(idGap[1]);
+                }
+                all.add(new Golden(GgmlType.valueOf(f[0]), Long.parseLong(f[1]), Integer.parseInt(f[2]), ids, gaps));
             }
         }
         return all;
@@ -56,6 +71,7 @@ class LlamaCppGreedyTest {
         List<Golden> goldens = goldens(name);
         // every type, seed and context of the check has its golden line
         assertThat(goldens).hasSize(LlamaCppChecks.TYPES.size() * LlamaCppChecks.SEEDS.length * check.contexts().length);
+        int steps = 0, ties = 0;
         for (Golden g : goldens) {
             assertThat(g.ids()).hasSize(LlamaCppChecks.TOKENS);
             Path file = dir.resolve(LlamaCppChecks.fileName(check, g.type(), g.seed()));
@@ -65,12 +81,22 @@ class LlamaCppGreedyTest {
                 int[] prompt = LlamaCppChecks.PROMPT;
                 float[] logits = s.feed(prompt, 0, prompt.length);
                 for (int i = 0; i < g.ids().length; i++) {
-                    assertThat(argmax(logits)).as("%s %s seed %d context %d: greedy id %d of %s", name, g.type(), g.seed(), g.context(),
-                            i, Arrays.toString(g.ids())).isEqualTo(g.ids()[i]);
-                    logits = s.feed(g.ids()[i]);
+                    int ours = argmax(logits), theirs = g.ids()[i];
+                    steps++;
+                    if (ours != theirs) {
+                        float behind = logits[ours] - logits[theirs];
+                        assertThat(g.gaps()[i] < tie(g.type()) && behind < tie(g.type()))
+                                .as("%s %s seed %d context %d, step %d: ours %d, llama.cpp's %d (llama.cpp's lead %.6f, %.6f behind ours) in %s",
+                                        name, g.type(), g.seed(), g.context(), i, ours, theirs, g.gaps()[i], behind, Arrays.toString(g.ids()))
+                                .isTrue();
+                        ties++;
+                    }
+                    logits = s.feed(theirs);
                 }
             }
         }
+        System.out.printf("%s: %d steps, %d near-ties%n", name, steps, ties);
+        assertThat(ties).as("near-ties of %d steps", steps).isLessThanOrEqualTo(steps / 10);
     }
 
     static int argmax(float[] logits) {

@@ -4,7 +4,7 @@ import io.fdkvc.core.cache.KvStream;
 import io.fdkvc.core.cache.StreamAttention;
 import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.ObservedAttention;
-import io.fdkvc.core.policy.RankingPolicy;
+import io.fdkvc.core.policy.ObservationWindowPolicy;
 import io.fdkvc.core.policy.Turn;
 
 /**
@@ -25,64 +25,36 @@ import io.fdkvc.core.policy.Turn;
  * than the budget does not flush the history. Reads the model's attention when the engine gives
  * it ({@link Turn#observed()}); otherwise computes it from the turn's query rows (a trace).
  */
-public final class FidelityPolicy extends RankingPolicy {
+public final class FidelityPolicy extends ObservationWindowPolicy {
     private final FidelityParams p;
-    private double[] weights = new double[0];
-    private double[] window = new double[0];
 
     public FidelityPolicy(String name, int budget, FidelityParams params) {
-        super(name, budget);
+        super(name, budget, params.window(), params.kernel());
         if (params.sinks() >= budget) throw new ParameterException("sinks", "must be in 0..budget-1 = 0.." + (budget - 1) + ", got " + params.sinks());
         this.p = params;
     }
 
     @Override
-    public boolean readsAttention() {
-        return true;
-    }
-
-    @Override
-    public int recentAttentionRows() {
-        return p.window();
-    }
-
-    @Override
     protected void observe(KvStream s, Turn t) {
         int n = s.size();
-        if (weights.length < n) {
-            weights = new double[Math.max(n, 2 * weights.length)];
-            window = new double[weights.length];
-        }
-        double[] c = s.c(), rho = s.rho();
-        java.util.Arrays.fill(window, 0, n, 0);
+        double[] c = s.c();
         int rows = Math.max(1, t.rows());
         for (int i = 0; i < n; i++) c[i] *= p.gamma();
         ObservedAttention o = t.observed();
         if (o != null) {
-            float[] sum = o.sum(), recent = o.recent();
-            for (int i = 0; i < o.entries(); i++) {
-                c[i] += sum[i] / rows;
-                window[i] = recent[i];
-            }
+            float[] sum = o.sum();
+            for (int i = 0; i < o.entries(); i++) c[i] += sum[i] / rows;
         } else {
             // a trace: each row attends to the earlier turns' entries and to the turn's own up to its row
+            double[] weights = rowWeights(n);
             int m = s.scored();
             for (int r = 0; r < t.rows(); r++) {
                 int visible = Math.min(n, m + r + 1);
                 StreamAttention.weights(s, visible, t.queries(), r * t.dim(), false, weights);
-                boolean inWindow = r >= t.rows() - p.window();
-                for (int i = 0; i < visible; i++) {
-                    c[i] += weights[i] / rows;
-                    if (inWindow) window[i] += weights[i];
-                }
+                for (int i = 0; i < visible; i++) c[i] += weights[i] / rows;
             }
         }
-        int half = p.kernel() / 2;
-        for (int i = 0; i < n; i++) {
-            double best = 0;
-            for (int j = Math.max(0, i - half); j <= Math.min(n - 1, i + half); j++) best = Math.max(best, window[j]);
-            rho[i] = best;
-        }
+        pooledWindow(s, t, n, true, s.rho());
     }
 
     @Override

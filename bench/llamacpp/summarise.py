@@ -34,9 +34,9 @@ for number, line in enumerate(lines, 1):
     if len(fields) != 5:
         fail(f"{sys.argv[1]} line {number}: expected 5 tab-separated fields, got {len(fields)}")
     r, name, conf, phase, text = fields
-    depth = conf[len("llama.cpp-d"):]
-    if not (conf.startswith("ours-") or conf.startswith("llama.cpp-d") and depth.isdigit()):
-        fail(f"{sys.argv[1]} line {number}: configuration must be ours-NAME or llama.cpp-dDEPTH, got {conf[:40]!r}")
+    depth, _, fa = conf[len("llama.cpp-d"):].partition("-fa")
+    if not (conf.startswith("ours-") or conf.startswith("llama.cpp-d") and depth.isdigit() and (fa == "" or fa.isdigit())):
+        fail(f"{sys.argv[1]} line {number}: configuration must be ours-NAME, llama.cpp-dDEPTH or llama.cpp-dDEPTH-faF, got {conf[:40]!r}")
     if phase not in ("decode", "prefill"):
         fail(f"{sys.argv[1]} line {number}: phase must be decode or prefill, got {phase[:40]!r}")
     try:
@@ -55,7 +55,7 @@ names = sorted({k[0] for k in runs})
 
 
 ours = sorted({k[1] for k in runs if k[1].startswith("ours-")})
-refs = sorted({k[1] for k in runs if k[1].startswith("llama.cpp")}, key=lambda c: int(c.split("-d")[1]))
+refs = sorted({k[1] for k in runs if k[1].startswith("llama.cpp")}, key=lambda c: (int(c.split("-d")[1].partition("-fa")[0]), c))
 
 
 def table(title, cell):

@@ -11,7 +11,7 @@ settings in that same round. Then every configuration of ours against every one 
 the medians of every configuration.
 
 Configurations: ours-NAME; llama.cpp-faF-dD (side-by-side.sh runs each -fa setting F at each depth
-D); llama.cpp-dD (older runs.tsv files: llama-bench's default, -fa auto).
+D; llama.cpp-dD-faF is read alike); llama.cpp-dD (older runs.tsv files: llama-bench's default, -fa auto).
 usage: bench/llamacpp/summarise.py OUT_DIR/runs.tsv [DEPTH]"""
 import math
 import random
@@ -41,7 +41,7 @@ except UnicodeDecodeError as e:
     fail(f"{sys.argv[1]} is not UTF-8 text (byte {e.start}): not a runs.tsv")
 if not lines:
     fail(f"{sys.argv[1]} holds no runs")
-LLAMA = re.compile(r"llama\.cpp-(?:fa(\d+)-)?d(\d+)")
+LLAMA = re.compile(r"llama\.cpp-(?:fa(\d+)-)?d(\d+)(?:-fa(\d+))?")
 runs = defaultdict(list)
 by_round = {}
 for number, line in enumerate(lines, 1):
@@ -68,15 +68,21 @@ rng = {k: (min(v), max(v)) for k, v in runs.items()}
 names = sorted({k[0] for k in runs})
 
 
+def fa_of(conf):
+    """The -fa setting of a llama.cpp configuration (either label order), None for -fa auto."""
+    m = LLAMA.fullmatch(conf)
+    return m.group(1) if m.group(1) is not None else m.group(3)
+
+
 def llama_key(conf):
     """(depth, -fa setting; -1 for -fa auto) of a llama.cpp configuration, for ordering."""
-    m = LLAMA.fullmatch(conf)
-    return int(m.group(2)), -1 if m.group(1) is None else int(m.group(1))
+    fa = fa_of(conf)
+    return int(LLAMA.fullmatch(conf).group(2)), -1 if fa is None else int(fa)
 
 
 def fa_label(conf):
-    m = LLAMA.fullmatch(conf)
-    return "-fa auto" if m.group(1) is None else "-fa " + m.group(1)
+    fa = fa_of(conf)
+    return "-fa auto" if fa is None else "-fa " + fa
 
 
 ours = sorted({k[1] for k in runs if k[1].startswith("ours-")})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `fdkvc serve` and llama.cpp's `llama-server` under the same load and the same bounded context
 # (scripts/serve-bench's conversations: C concurrent x T turns, greedy, streamed), for each C in CS,
-# the three servers in turn, ROUNDS rounds; the load generator's reports go to
+# the three servers in turn (llama-server, FD-KVC, window), ROUNDS rounds; the load generator's reports go to
 # OUT/{llama,window,fdkvc}-ROUND-C.txt and one line per run to OUT/runs.txt.
 # usage: [CS="1 4 16" T=30 BUDGET=256 TURN=256 MAX_TOKENS=64 LLAMA_ARGS="-fa off" WARMUP=30 LLAMA_WARMUP=4] \
 #        bench/llamacpp/server-side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS MODEL.gguf
@@ -42,7 +42,7 @@ for r in $(seq 1 "$rounds"); do
         --url "http://127.0.0.1:$port" --pid "$pid" > "$out/llama-$r-$c.txt" 2>&1 || true
     kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
     echo "$r C=$c llama.cpp $(date -u +%H:%M:%S) $(grep generated "$out/llama-$r-$c.txt" || echo 'no report')" | tee -a "$out/runs.txt"
-    for policy in window fdkvc; do
+    for policy in fdkvc window; do
       SERVE_BENCH_WARMUP=$WARMUP SERVE_BENCH_MESSAGE='go on.' "$bench" "$c" "$T" "$MAX_TOKENS" 900 \
           --model "$model" --policy "$policy" --budget "$BUDGET" --max-turn-tokens "$MAX_TOKENS" --threads 2 > "$out/$policy-$r-$c.txt" 2>&1 || true
       echo "$r C=$c $policy $(date -u +%H:%M:%S) $(grep generated "$out/$policy-$r-$c.txt" || echo 'no report')" | tee -a "$out/runs.txt"

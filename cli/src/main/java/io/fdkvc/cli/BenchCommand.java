@@ -49,8 +49,9 @@ public final class BenchCommand implements Callable<Integer> {
         Path model;
 
         @Option(names = "--synthetic", paramLabel = "NAME",
-                description = "a random-weight model of a known shape instead of a file: smollm2-135m, llama-3.2-1b "
-                        + "(weights as --quant; smollm2-135m-q8 and smollm2-135m-f32 are the SmolLM2 shape in Q8_0 and F32)")
+                description = "a random-weight model of a known shape instead of a file: smollm2-135m, llama-3.2-1b, qwen3-0.6b, "
+                        + "gemma3-1b, ministral3-3b, smollm3-3b, phi4-mini (weights as --quant; smollm2-135m-q8 and "
+                        + "smollm2-135m-f32 are the SmolLM2 shape in Q8_0 and F32)")
         String synthetic;
     }
 

@@ -1,11 +1,16 @@
 package io.fdkvc.cli.engine;
 
 import io.fdkvc.core.InputException;
-import io.fdkvc.engine.gguf.GgufValueType;
 import io.fdkvc.engine.gguf.GgufWriter;
 import io.fdkvc.engine.model.GgufModelLoader;
-import io.fdkvc.engine.model.LlamaConfig;
 import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.modelwriter.GgufModelWriter;
+import io.fdkvc.engine.modelwriter.Layout;
+import io.fdkvc.engine.modelwriter.ModelShape;
+import io.fdkvc.engine.modelwriter.TensorSpec;
+import io.fdkvc.engine.modelwriter.TensorTypes;
+import io.fdkvc.engine.modelwriter.VocabularySpec;
+import io.fdkvc.engine.modelwriter.Weights;
 import io.fdkvc.engine.tensor.GgmlType;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,7 +19,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.SplittableRandom;
 
 /**
  * Random-weight models shaped like real ones, for speed measurements where the real weights are
@@ -26,30 +30,68 @@ import java.util.SplittableRandom;
 public final class SyntheticModels {
     private SyntheticModels() {}
 
-    /** A known shape (architecture llama, RoPE without scaling: the scaling does not change the cost). */
+    /**
+     * A known shape: the real model's architecture and dimensions (layers, widths, heads, head
+     * dimension, vocabulary, RoPE bases, sliding window, partial rotary, YaRN / LongRoPE parameters
+     * as its GGUF file carries them), with random weights. Where a real file has values no config
+     * gives (Phi-4-mini's 48 LongRoPE factors), smooth stand-ins of the same length are written.
+     */
     public enum Shape {
         /** SmolLM2-135M: tied embeddings, width 576 (not a multiple of 256, so K-quants fall back). */
-        SMOLLM2_135M("smollm2-135m", new LlamaConfig("llama", 576, 1536, 30, 9, 3, 64, 49152, 8192, 1e-5f,
-                100000f, "none", 1f, 0, false, true)),
+        SMOLLM2_135M("smollm2-135m", new ModelShape(new Layout.Llama(), 576, 1536, 30, 9, 3, 64, 49152, 8192, 1e-5f,
+                100000f, true)),
         /** Llama-3.2-1B: tied embeddings, 16 layers, width 2048, 32 heads / 8 KV heads, vocabulary 128256. */
-        LLAMA_3_2_1B("llama-3.2-1b", new LlamaConfig("llama", 2048, 8192, 16, 32, 8, 64, 128256, 131072, 1e-5f,
-                500000f, "none", 1f, 0, false, true));
+        LLAMA_3_2_1B("llama-3.2-1b", new ModelShape(new Layout.Llama(), 2048, 8192, 16, 32, 8, 64, 128256, 131072, 1e-5f,
+                500000f, true)),
+        /** Qwen3-0.6B: 28 layers, width 1024, 16 heads of 128 / 8 KV heads, q/k norm, vocabulary 151936. */
+        QWEN3_0_6B("qwen3-0.6b", new ModelShape(new Layout.Qwen3(), 1024, 3072, 28, 16, 8, 128, 151936, 40960, 1e-6f,
+                1_000_000f, true)),
+        /**
+         * Gemma 3 1B: 26 layers, width 1152, 4 heads of 256 / 1 KV head, feed-forward 6912, vocabulary
+         * 262144; sliding window 512 on five layers of six (RoPE base 10000 there, 1e6 on the global ones).
+         */
+        GEMMA3_1B("gemma3-1b", new ModelShape(new Layout.Gemma3(512, 10000f), 1152, 6912, 26, 4, 1, 256, 262144, 32768,
+                1e-6f, 1_000_000f, true)),
+        /**
+         * Ministral 3 3B (text model): 26 layers, width 3072, 32 heads of 128 / 8 KV heads, feed-forward
+         * 9216, vocabulary 131072; YaRN factor 16 over an original context of 16384 (beta 32 / 1, log
+         * multiplier 1), attention temperature scale 0.1.
+         */
+        MINISTRAL3_3B("ministral3-3b", new ModelShape(new Layout.Mistral3(16f, 16384, 32f, 1f, 1f, 0.1f), 3072, 9216, 26, 32,
+                8, 128, 131072, 262144, 1e-5f, 1_000_000f, true)),
+        /** SmolLM3-3B: 36 layers (no RoPE in every fourth), width 2048, 16 heads of 128 / 4 KV heads, feed-forward 11008. */
+        SMOLLM3_3B("smollm3-3b", new ModelShape(new Layout.SmolLM3(), 2048, 11008, 36, 16, 4, 128, 128256, 65536, 1e-6f,
+                5_000_000f, true)),
+        /**
+         * Phi-4-mini: 32 layers, width 3072, 24 heads of 128 / 8 KV heads, fused q/k/v and gate/up,
+         * feed-forward 8192, vocabulary 200064; RoPE over 96 of 128 dimensions (partial rotary 0.75),
+         * LongRoPE from 4096 to 131072 positions.
+         */
+        PHI4_MINI("phi4-mini", new ModelShape(new Layout.Phi3(96, 4096, longRopeFactors(48, 1, 40), longRopeFactors(48, 1, 1.5),
+                262144), 3072, 8192, 32, 24, 8, 128, 200064, 131072, 1e-5f, 10000f, true));
 
         final String label;
-        final LlamaConfig config;
+        final ModelShape shape;
 
-        Shape(String label, LlamaConfig config) {
+        Shape(String label, ModelShape shape) {
             this.label = label;
-            this.config = config;
+            this.shape = shape;
         }
 
         public String label() {
             return label;
         }
 
-        public LlamaConfig config() {
-            return config;
+        public ModelShape shape() {
+            return shape;
         }
+    }
+
+    /** {@code n} factors rising smoothly from {@code first} to {@code last} (LongRoPE stand-ins: low frequencies stretched most). */
+    static float[] longRopeFactors(int n, double first, double last) {
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) f[i] = (float) (first + (last - first) * Math.pow((double) i / (n - 1), 2));
+        return f;
     }
 
     /**
@@ -115,6 +157,23 @@ public final class SyntheticModels {
             }
             return t;
         }
+
+        /**
+         * The types for a model of {@code layers} layers: vectors in F32; the tied embedding or the
+         * classifier as "output", attn_v and ffn_down by name, every other matrix as "other".
+         */
+        public TensorTypes types(int layers) {
+            return t -> {
+                if (!t.role().matrix()) return GgmlType.F32;
+                String role = switch (t.role()) {
+                    case TOKEN_EMBEDDING, OUTPUT -> "output";
+                    case ATTN_V -> "attn_v";
+                    case FFN_DOWN -> "ffn_down";
+                    default -> "other";
+                };
+                return typeOf(role, Math.max(t.layer(), 0), layers, (int) t.cols());
+            };
+        }
     }
 
     /**
@@ -168,114 +227,28 @@ public final class SyntheticModels {
     }
 
     /**
-     * The model as GGUF: seeded uniform weights of unit output variance (so activations stay in
-     * range through all layers), unit norm weights, tied embeddings, and a placeholder SentencePiece
-     * vocabulary (it is for measuring, not for reading; llama.cpp's tools read it too).
+     * The model as GGUF ({@link GgufModelWriter}): seeded uniform weights of unit output variance
+     * (so activations stay in range through all layers), unit norm weights, and a placeholder
+     * SentencePiece vocabulary (it is for measuring, not for reading; llama.cpp's tools read it too).
      */
     public static void writeGguf(Model model, Path file) {
-        Shape shape = model.shape;
-        Quant q = model.quant;
-        LlamaConfig c = shape.config;
-        SplittableRandom rnd = new SplittableRandom(135);
-        String a = c.architecture();
-        GgufWriter w = new GgufWriter()
-                .putString("general.architecture", a)
-                .putString("general.name", "synthetic " + model.label())
-                .fileType(q.fileType())
-                .putUInt32(a + ".context_length", c.contextLength())
-                .putUInt32(a + ".embedding_length", c.dim())
-                .putUInt32(a + ".feed_forward_length", c.hiddenDim())
-                .putUInt32(a + ".block_count", c.layers())
-                .putUInt32(a + ".attention.head_count", c.heads())
-                .putUInt32(a + ".attention.head_count_kv", c.kvHeads())
-                .putFloat32(a + ".attention.layer_norm_rms_epsilon", c.normEps())
-                .putFloat32(a + ".rope.freq_base", c.ropeTheta());
-        String[] tokens = new String[c.vocabSize()];
-        float[] scores = new float[c.vocabSize()];
-        int[] types = new int[c.vocabSize()];
-        int codePoint = FIRST_PLACEHOLDER;
-        for (int i = 0; i < tokens.length; i++) {
-            if (i < 3) {
-                tokens[i] = i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>";
-                types[i] = i == 0 ? 2 : 3;
-            } else if (i < 3 + 256) {
-                tokens[i] = String.format(java.util.Locale.ROOT, "<0x%02X>", i - 3);
-                types[i] = 6;
-            } else {
-                codePoint = nextPlaceholder(codePoint);
-                tokens[i] = Character.toString(codePoint++);
-                types[i] = 1;
-            }
-            scores[i] = -i;
-        }
-        w.putString("tokenizer.ggml.model", "llama")
-                .putArray("tokenizer.ggml.tokens", GgufValueType.STRING, tokens)
-                .putArray("tokenizer.ggml.scores", GgufValueType.FLOAT32, scores)
-                .putArray("tokenizer.ggml.token_type", GgufValueType.INT32, types)
-                .putUInt32("tokenizer.ggml.bos_token_id", 1)
-                .putUInt32("tokenizer.ggml.eos_token_id", 2);
-        for (Matrix m : matrices(model)) {
-            if (m.type == null) vector(w, m.name, m.cols);
-            else matrix(w, m.name, m.type, rnd, m.rows, m.cols);
-        }
+        ModelShape s = model.shape.shape;
+        GgufWriter w = GgufModelWriter.writer(s, VocabularySpec.sentencePiecePlaceholders(s.vocabSize()),
+                Weights.random(135).withUnitNorms(), model.quant.types(s.layers()));
+        w.putString("general.name", "synthetic " + model.label()).fileType(model.quant.fileType());
         w.write(file);
     }
 
-    // The placeholder vocabulary: the control tokens, SentencePiece's 256 byte tokens (so that any
-    // text has a tokenisation, as llama.cpp requires: it looks up the newline's byte token), then
-    // one token per code point from the CJK ideographs on. A token is a single code point that no
-    // other token's text contains, so every engine detokenises a reply and tokenises it back into
-    // the same ids, which a server's prefix cache depends on when a client resends the history.
-    private static final int FIRST_PLACEHOLDER = 0x4E00;
-
-    /**
-     * {@code cp}, or the next code point after it that UTF-8 can carry in text: no surrogate, no
-     * noncharacter. Unassigned code points are kept, so that the file does not depend on the JDK's
-     * Unicode version.
-     */
-    static int nextPlaceholder(int cp) {
-        while (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE || cp >= 0xFDD0 && cp <= 0xFDEF || (cp & 0xFFFE) == 0xFFFE) {
-            cp++;
-        }
-        return cp;
-    }
-
-    /** A tensor of the model in file order: a matrix of {@code type}, or (type null) a norm vector of {@code cols}. */
+    /** A tensor of the model in file order: a matrix of {@code type}, or (type null) a vector of {@code cols}. */
     public record Matrix(String name, GgmlType type, int rows, int cols) {}
 
-    /** The model's tensors in the order llama.cpp's converter writes them, with their types. */
+    /** The model's tensors in file order, with their types. */
     public static List<Matrix> matrices(Model model) {
-        LlamaConfig c = model.shape.config;
-        Quant q = model.quant;
-        int qd = c.heads() * c.headDim(), kd = c.kvDim(), n = c.layers();
+        ModelShape s = model.shape.shape;
+        TensorTypes types = model.quant.types(s.layers());
         List<Matrix> all = new ArrayList<>();
-        all.add(new Matrix("token_embd.weight", q.typeOf("output", 0, n, c.dim()), c.vocabSize(), c.dim()));
-        all.add(new Matrix("output_norm.weight", null, 1, c.dim()));
-        for (int l = 0; l < n; l++) {
-            String p = "blk." + l + ".";
-            all.add(new Matrix(p + "attn_norm.weight", null, 1, c.dim()));
-            all.add(new Matrix(p + "attn_q.weight", q.typeOf("other", l, n, c.dim()), qd, c.dim()));
-            all.add(new Matrix(p + "attn_k.weight", q.typeOf("other", l, n, c.dim()), kd, c.dim()));
-            all.add(new Matrix(p + "attn_v.weight", q.typeOf("attn_v", l, n, c.dim()), kd, c.dim()));
-            all.add(new Matrix(p + "attn_output.weight", q.typeOf("other", l, n, qd), c.dim(), qd));
-            all.add(new Matrix(p + "ffn_norm.weight", null, 1, c.dim()));
-            all.add(new Matrix(p + "ffn_gate.weight", q.typeOf("other", l, n, c.dim()), c.hiddenDim(), c.dim()));
-            all.add(new Matrix(p + "ffn_down.weight", q.typeOf("ffn_down", l, n, c.hiddenDim()), c.dim(), c.hiddenDim()));
-            all.add(new Matrix(p + "ffn_up.weight", q.typeOf("other", l, n, c.dim()), c.hiddenDim(), c.dim()));
-        }
+        for (TensorSpec t : GgufModelWriter.tensors(s))
+            all.add(new Matrix(t.name(), t.role().matrix() ? types.typeOf(t) : null, (int) t.rows(), (int) t.cols()));
         return all;
-    }
-
-    private static void matrix(GgufWriter w, String name, GgmlType type, SplittableRandom rnd, int rows, int cols) {
-        float[] data = new float[rows * cols];
-        double a = Math.sqrt(3.0 / cols);
-        for (int i = 0; i < data.length; i++) data[i] = (float) ((rnd.nextDouble() * 2 - 1) * a);
-        w.addTensor(name, type, data, cols, rows);
-    }
-
-    private static void vector(GgufWriter w, String name, int n) {
-        float[] ones = new float[n];
-        Arrays.fill(ones, 1f);
-        w.addTensor(name, GgmlType.F32, ones, n);
     }
 }

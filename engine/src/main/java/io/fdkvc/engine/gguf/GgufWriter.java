@@ -46,7 +46,25 @@ public final class GgufWriter {
 
     private record Value(GgufValueType type, Object value) {}
 
-    private record Tensor(String name, long[] dims, int typeId, byte[] data) {}
+    /**
+     * Float data of a tensor produced while the file is written, a few rows at a time, so that a
+     * model larger than the heap can be written: fills {@code into[0 .. count*cols)} with rows
+     * {@code firstRow .. firstRow+count) (ne[0] = cols values each). Rows are asked for in order.
+     */
+    @FunctionalInterface
+    public interface Rows {
+        void fill(long firstRow, int count, float[] into);
+    }
+
+    /** A tensor's bytes: given ({@code data}), or quantised from {@code rows} while writing ({@code type}). */
+    private record Tensor(String name, long[] dims, int typeId, byte[] data, GgmlType type, Rows rows) {
+        long byteCount() {
+            return data != null ? data.length : type.bytes(elements(dims));
+        }
+    }
+
+    /** Floats quantised per chunk of rows while streaming a {@link Rows} tensor. */
+    private static final int CHUNK_FLOATS = 1 << 20;
 
     private final Map<String, Value> metadata = new LinkedHashMap<>();
     private final List<Tensor> tensors = new ArrayList<>();
@@ -145,12 +163,37 @@ public final class GgufWriter {
         return addRawTensor(name, type.id, Quantizer.quantize(type, data), dims);
     }
 
+    /**
+     * Adds a tensor of {@code type} whose floats {@code rows} produces during {@link #write}, rows
+     * of ne[0] values at a time, quantised as they come: only a chunk of rows is held in memory.
+     */
+    public GgufWriter addTensor(String name, GgmlType type, Rows rows, long... dims) {
+        Objects.requireNonNull(rows, "rows");
+        Objects.requireNonNull(type, "type");
+        elements(dims);
+        if (dims[0] % type.blockSize != 0) throw new IllegalArgumentException(name + ": ne[0] = " + dims[0] + " is not a multiple of " + type.blockSize);
+        if (dims[0] > CHUNK_FLOATS) throw new IllegalArgumentException(name + ": rows of " + dims[0] + " values are too long to stream");
+        checkNew(name);
+        tensors.add(new Tensor(name, dims.clone(), type.id, null, type, rows));
+        return this;
+    }
+
+    /** Removes the tensor named {@code name}; false when there is none. */
+    public boolean removeTensor(String name) {
+        return tensors.removeIf(t -> t.name.equals(name));
+    }
+
+    private void checkNew(String name) {
+        for (Tensor t : tensors) if (t.name.equals(name)) throw new IllegalArgumentException("tensor " + name + " added twice");
+    }
+
     /** Adds a tensor with already encoded bytes and any type id (also ones no reader supports). */
     public GgufWriter addRawTensor(String name, int typeId, byte[] data, long... dims) {
         Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(data, "data");
         elements(dims);
-        for (Tensor t : tensors) if (t.name.equals(name)) throw new IllegalArgumentException("tensor " + name + " added twice");
-        tensors.add(new Tensor(name, dims.clone(), typeId, data));
+        checkNew(name);
+        tensors.add(new Tensor(name, dims.clone(), typeId, data, null, null));
         return this;
     }
 
@@ -225,14 +268,28 @@ public final class GgufWriter {
             for (long d : t.dims) out.i64(d);
             out.i32(t.typeId);
             out.i64(offset);
-            offset = align(offset + t.data.length);
+            offset = align(offset + t.byteCount());
         }
         if (!tensors.isEmpty()) out.pad(align(out.count) - out.count);   // no data section without tensors
         for (Tensor t : tensors) {
-            out.bytes(t.data);
-            out.pad(align(t.data.length) - t.data.length);
+            if (t.data != null) out.bytes(t.data);
+            else stream(out, t);
+            out.pad(align(t.byteCount()) - t.byteCount());
         }
         out.flush();
+    }
+
+    /** Writes a {@link Rows} tensor chunk by chunk of whole rows. */
+    private static void stream(Le out, Tensor t) throws IOException {
+        int cols = (int) t.dims[0];
+        long rows = elements(t.dims) / Math.max(cols, 1);
+        int perChunk = (int) Math.max(1, Math.min(rows, CHUNK_FLOATS / Math.max(cols, 1)));
+        float[] buf = new float[perChunk * cols];
+        for (long r = 0; r < rows; r += perChunk) {
+            int n = (int) Math.min(perChunk, rows - r);
+            t.rows.fill(r, n, buf);
+            out.bytes(Quantizer.quantize(t.type, buf, 0, n * cols));
+        }
     }
 
     private long align(long n) {

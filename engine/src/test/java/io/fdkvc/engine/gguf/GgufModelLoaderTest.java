@@ -8,6 +8,12 @@ import io.fdkvc.engine.model.GgufModelLoader;
 import io.fdkvc.engine.model.LlamaConfig;
 import io.fdkvc.engine.model.LlamaWeights;
 import io.fdkvc.engine.model.LoadedModel;
+import io.fdkvc.engine.modelwriter.GgufModelWriter;
+import io.fdkvc.engine.modelwriter.Layout;
+import io.fdkvc.engine.modelwriter.ModelShape;
+import io.fdkvc.engine.modelwriter.TensorTypes;
+import io.fdkvc.engine.modelwriter.VocabularySpec;
+import io.fdkvc.engine.modelwriter.Weights;
 import io.fdkvc.engine.tensor.FloatTensor;
 import io.fdkvc.engine.tensor.GgmlType;
 import io.fdkvc.engine.tensor.Quantizer;
@@ -19,7 +25,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -83,55 +88,30 @@ class GgufModelLoaderTest {
 
     static final int DIM = 64, HIDDEN = 96, LAYERS = 2, HEADS = 4, KV = 2, HEAD_DIM = 16, VOCAB = 40;
 
-    static float[] random(Random r, int n) {
-        float[] a = new float[n];
-        for (int i = 0; i < n; i++) a[i] = (float) r.nextGaussian() * 0.1f;
-        return a;
+    static final Weights WEIGHTS = Weights.random(42);
+
+    /** The tiny model's shape: llama, qwen2 (biases) or qwen3 (q/k norm), tied unless {@code untied}. */
+    static ModelShape shape(String arch, boolean untied) {
+        Layout layout = switch (arch) {
+            case "qwen2" -> new Layout.Qwen2();
+            case "qwen3" -> new Layout.Qwen3();
+            default -> new Layout.Llama();
+        };
+        return new ModelShape(layout, DIM, HIDDEN, LAYERS, HEADS, KV, HEAD_DIM, VOCAB, 4096, 1e-6f, 1_000_000f, !untied);
     }
 
-    /** A complete tiny model of {@code arch}; {@code edit} may change the writer before the tensors are added. */
+    /**
+     * A complete tiny model of {@code arch} (matrices in {@code type}, vectors in F32) with a GPT-2
+     * vocabulary of "t0", "t1", ..., bos "none" (uint32 -1); {@code edit} changes it before it is written.
+     */
     static GgufWriter tiny(String arch, GgmlType type, boolean untied, Consumer<GgufWriter> edit) {
-        Random r = new Random(42);
-        GgufWriter w = new GgufWriter()
-                .putString("general.architecture", arch)
-                .putUInt32(arch + ".context_length", 4096)
-                .putUInt32(arch + ".embedding_length", DIM)
-                .putUInt32(arch + ".feed_forward_length", HIDDEN)
-                .putUInt32(arch + ".block_count", LAYERS)
-                .putUInt32(arch + ".attention.head_count", HEADS)
-                .putUInt32(arch + ".attention.head_count_kv", KV)
-                .putFloat32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f)
-                .putFloat32(arch + ".rope.freq_base", 1_000_000f);
         String[] tokens = new String[VOCAB];
         for (int i = 0; i < VOCAB; i++) tokens[i] = "t" + i;
-        w.putString("tokenizer.ggml.model", "gpt2").putString("tokenizer.ggml.pre", "qwen2")
-                .putArray("tokenizer.ggml.tokens", GgufValueType.STRING, tokens)
-                .putArray("tokenizer.ggml.token_type", GgufValueType.INT32, new int[VOCAB])
-                .putArray("tokenizer.ggml.merges", GgufValueType.STRING, new String[] {"t 1", "t 2"})
-                .putUInt32("tokenizer.ggml.bos_token_id", 0xFFFF_FFFFL)
-                .putUInt32("tokenizer.ggml.eos_token_id", 7)
-                .putString("tokenizer.chat_template", "{{ messages }}");
+        VocabularySpec vocab = new VocabularySpec("gpt2", "qwen2", tokens, null, new int[VOCAB], new String[] {"t 1", "t 2"},
+                -1, 7, "{{ messages }}");
+        GgufWriter w = GgufModelWriter.writer(shape(arch, untied), vocab, WEIGHTS, TensorTypes.uniform(type))
+                .putUInt32("tokenizer.ggml.bos_token_id", 0xFFFF_FFFFL);
         edit.accept(w);
-        w.addTensor("token_embd.weight", type, random(r, VOCAB * DIM), DIM, VOCAB);
-        for (int l = 0; l < LAYERS; l++) {
-            String p = "blk." + l + ".";
-            w.addTensor(p + "attn_norm.weight", GgmlType.F32, random(r, DIM), DIM);
-            w.addTensor(p + "attn_q.weight", type, random(r, HEADS * HEAD_DIM * DIM), DIM, HEADS * HEAD_DIM);
-            w.addTensor(p + "attn_k.weight", type, random(r, KV * HEAD_DIM * DIM), DIM, KV * HEAD_DIM);
-            w.addTensor(p + "attn_v.weight", type, random(r, KV * HEAD_DIM * DIM), DIM, KV * HEAD_DIM);
-            w.addTensor(p + "attn_output.weight", type, random(r, HEADS * HEAD_DIM * DIM), HEADS * HEAD_DIM, DIM);
-            if (arch.equals("qwen2")) {
-                w.addTensor(p + "attn_q.bias", GgmlType.F32, random(r, HEADS * HEAD_DIM), HEADS * HEAD_DIM);
-                w.addTensor(p + "attn_k.bias", GgmlType.F32, random(r, KV * HEAD_DIM), KV * HEAD_DIM);
-                w.addTensor(p + "attn_v.bias", GgmlType.F32, random(r, KV * HEAD_DIM), KV * HEAD_DIM);
-            }
-            w.addTensor(p + "ffn_norm.weight", GgmlType.F32, random(r, DIM), DIM);
-            w.addTensor(p + "ffn_gate.weight", type, random(r, HIDDEN * DIM), DIM, HIDDEN);
-            w.addTensor(p + "ffn_down.weight", type, random(r, HIDDEN * DIM), HIDDEN, DIM);
-            w.addTensor(p + "ffn_up.weight", type, random(r, HIDDEN * DIM), DIM, HIDDEN);
-        }
-        w.addTensor("output_norm.weight", GgmlType.F32, random(r, DIM), DIM);
-        if (untied) w.addTensor("output.weight", type, random(r, VOCAB * DIM), DIM, VOCAB);
         return w;
     }
 
@@ -180,8 +160,8 @@ class GgufModelLoaderTest {
             assertThat(m.config().headDim()).isEqualTo(DIM / HEADS);
             assertThat(m.weights().output()).isSameAs(m.weights().tokenEmbedding());
             assertThat(m.weights().bq()).isNull();
-            Random r = new Random(42);
-            float[] emb = random(r, VOCAB * DIM);
+            float[] emb = new float[VOCAB * DIM];
+            WEIGHTS.fill(GgufModelWriter.tensors(shape("llama", false)).getFirst(), 0, VOCAB, emb);
             FloatTensor expect = Tensors.view(GgmlType.Q4_0, MemorySegment.ofArray(Quantizer.quantize(GgmlType.Q4_0, emb)), VOCAB, DIM);
             assertThat(Tensors.toFloats(m.weights().tokenEmbedding())).containsExactly(Tensors.toFloats(expect));
         }

@@ -6,10 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fdkvc.core.policy.PolicyRegistry;
 import io.fdkvc.engine.ModelFormatException;
 import io.fdkvc.engine.cache.PositionMode;
-import io.fdkvc.engine.gguf.GgufValueType;
 import io.fdkvc.engine.gguf.GgufWriter;
+import io.fdkvc.engine.modelwriter.GgufModelWriter;
+import io.fdkvc.engine.modelwriter.Layout;
+import io.fdkvc.engine.modelwriter.ModelShape;
+import io.fdkvc.engine.modelwriter.TensorTypes;
+import io.fdkvc.engine.modelwriter.VocabularySpec;
+import io.fdkvc.engine.modelwriter.Weights;
 import io.fdkvc.engine.session.Session;
-import io.fdkvc.engine.tensor.FloatTensor;
 import io.fdkvc.engine.tensor.GgmlType;
 import io.fdkvc.engine.tensor.Tensors;
 import java.nio.file.Path;
@@ -18,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Architecture {@code qwen3} read from a GGUF file written by our {@link GgufWriter} (the tensor
+ * Architecture {@code qwen3} read from a GGUF file written by our {@link GgufModelWriter} (the tensor
  * names and keys llama.cpp's converter writes: {@code blk.N.attn_q_norm.weight},
  * {@code qwen3.attention.key_length}, no q/k/v biases), its forward pass against
  * {@link NaiveLlama}'s independent per-head q/k RMSNorm, and the refusals: an architecture the
@@ -32,53 +36,53 @@ class Qwen3Test {
     static final LlamaConfig C = new LlamaConfig("qwen3", 32, 64, 2, 4, 2, 12, 70, 4096, 1e-6f, 1_000_000f, "none", 1f, 0,
             true, false);
 
-    /** The model as GGUF (F32), with {@code edit} applied to the writer before the tensors. */
-    static GgufWriter gguf(LlamaConfig c, LlamaWeights w, Consumer<GgufWriter> edit) {
-        String a = c.architecture();
-        GgufWriter g = new GgufWriter()
-                .putString("general.architecture", a)
-                .putUInt32(a + ".context_length", c.contextLength())
-                .putUInt32(a + ".embedding_length", c.dim())
-                .putUInt32(a + ".feed_forward_length", c.hiddenDim())
-                .putUInt32(a + ".block_count", c.layers())
-                .putUInt32(a + ".attention.head_count", c.heads())
-                .putUInt32(a + ".attention.head_count_kv", c.kvHeads())
-                .putUInt32(a + ".attention.key_length", c.headDim())
-                .putUInt32(a + ".attention.value_length", c.headDim())
-                .putFloat32(a + ".attention.layer_norm_rms_epsilon", c.normEps())
-                .putFloat32(a + ".rope.freq_base", c.ropeTheta());
-        String[] tokens = new String[c.vocabSize()];
-        for (int i = 0; i < tokens.length; i++) tokens[i] = "t" + i;
-        g.putString("tokenizer.ggml.model", "gpt2").putString("tokenizer.ggml.pre", "qwen2")
-                .putArray("tokenizer.ggml.tokens", GgufValueType.STRING, tokens)
-                .putArray("tokenizer.ggml.token_type", GgufValueType.INT32, new int[c.vocabSize()])
-                .putArray("tokenizer.ggml.merges", GgufValueType.STRING, new String[] {"t 1"})
-                .putUInt32("tokenizer.ggml.eos_token_id", 2);
-        edit.accept(g);
-        matrix(g, "token_embd.weight", w.tokenEmbedding());
-        for (int l = 0; l < c.layers(); l++) {
-            String p = "blk." + l + ".";
-            g.addTensor(p + "attn_norm.weight", GgmlType.F32, w.attnNorm()[l], c.dim());
-            matrix(g, p + "attn_q.weight", w.wq()[l]);
-            matrix(g, p + "attn_k.weight", w.wk()[l]);
-            matrix(g, p + "attn_v.weight", w.wv()[l]);
-            matrix(g, p + "attn_output.weight", w.wo()[l]);
-            if (w.qNorm() != null) {
-                g.addTensor(p + "attn_q_norm.weight", GgmlType.F32, w.qNorm()[l], c.headDim());
-                g.addTensor(p + "attn_k_norm.weight", GgmlType.F32, w.kNorm()[l], c.headDim());
-            }
-            g.addTensor(p + "ffn_norm.weight", GgmlType.F32, w.ffnNorm()[l], c.dim());
-            matrix(g, p + "ffn_gate.weight", w.wGate()[l]);
-            matrix(g, p + "ffn_down.weight", w.wDown()[l]);
-            matrix(g, p + "ffn_up.weight", w.wUp()[l]);
-        }
-        g.addTensor("output_norm.weight", GgmlType.F32, w.outputNorm(), c.dim());
-        if (!c.tiedEmbeddings()) matrix(g, "output.weight", w.output());
-        return g;
+    /** The shape of {@code c} for {@link GgufModelWriter} (architectures llama, qwen2, qwen3). */
+    static ModelShape shape(LlamaConfig c) {
+        Layout layout = switch (c.architecture()) {
+            case "qwen2" -> new Layout.Qwen2();
+            case "qwen3" -> new Layout.Qwen3();
+            default -> new Layout.Llama();
+        };
+        return new ModelShape(layout, c.dim(), c.hiddenDim(), c.layers(), c.heads(), c.kvHeads(), c.headDim(), c.vocabSize(),
+                c.contextLength(), c.normEps(), c.ropeTheta(), c.tiedEmbeddings());
     }
 
-    private static void matrix(GgufWriter g, String name, FloatTensor t) {
-        g.addTensor(name, GgmlType.F32, Tensors.toFloats(t), t.cols(), t.rows());
+    /** {@code w}'s values for the tensors of {@link GgufModelWriter#tensors}. */
+    static Weights weights(LlamaWeights w) {
+        return (t, firstRow, count, into) -> {
+            int l = t.layer();
+            float[] all = switch (t.role()) {
+                case TOKEN_EMBEDDING -> Tensors.toFloats(w.tokenEmbedding());
+                case OUTPUT -> Tensors.toFloats(w.output());
+                case OUTPUT_NORM -> w.outputNorm();
+                case ATTN_NORM -> w.attnNorm()[l];
+                case ATTN_Q -> Tensors.toFloats(w.wq()[l]);
+                case ATTN_K -> Tensors.toFloats(w.wk()[l]);
+                case ATTN_V -> Tensors.toFloats(w.wv()[l]);
+                case ATTN_OUTPUT -> Tensors.toFloats(w.wo()[l]);
+                case ATTN_Q_BIAS -> w.bq()[l];
+                case ATTN_K_BIAS -> w.bk()[l];
+                case ATTN_V_BIAS -> w.bv()[l];
+                case ATTN_Q_NORM -> w.qNorm()[l];
+                case ATTN_K_NORM -> w.kNorm()[l];
+                case FFN_NORM -> w.ffnNorm()[l];
+                case FFN_GATE -> Tensors.toFloats(w.wGate()[l]);
+                case FFN_UP -> Tensors.toFloats(w.wUp()[l]);
+                case FFN_DOWN -> Tensors.toFloats(w.wDown()[l]);
+                default -> throw new IllegalArgumentException("no " + t.role() + " in LlamaWeights");
+            };
+            System.arraycopy(all, (int) (firstRow * t.cols()), into, 0, (int) (count * t.cols()));
+        };
+    }
+
+    /** The model as GGUF (F32, a GPT-2 vocabulary "t0", "t1", ...), with {@code edit} applied before it is written. */
+    static GgufWriter gguf(LlamaConfig c, LlamaWeights w, Consumer<GgufWriter> edit) {
+        String[] tokens = new String[c.vocabSize()];
+        for (int i = 0; i < tokens.length; i++) tokens[i] = "t" + i;
+        VocabularySpec vocab = new VocabularySpec("gpt2", "qwen2", tokens, null, new int[c.vocabSize()], new String[] {"t 1"}, -1, 2, null);
+        GgufWriter g = GgufModelWriter.writer(shape(c), vocab, weights(w), TensorTypes.uniform(GgmlType.F32));
+        edit.accept(g);
+        return g;
     }
 
     private Path write(String name, GgufWriter g) {
@@ -148,14 +152,20 @@ class Qwen3Test {
 
         LlamaWeights noNorm = new LlamaWeights(w.tokenEmbedding(), w.attnNorm(), w.wq(), w.wk(), w.wv(), w.wo(), null, null,
                 null, w.ffnNorm(), w.wGate(), w.wDown(), w.wUp(), w.outputNorm(), w.output());
-        Path missing = write("nonorm.gguf", gguf(C, noNorm, g -> { }));
+        Path missing = write("nonorm.gguf", gguf(C, w, g -> {
+            for (int l = 0; l < C.layers(); l++) {
+                g.removeTensor("blk." + l + ".attn_q_norm.weight");
+                g.removeTensor("blk." + l + ".attn_k_norm.weight");
+            }
+        }));
         assertThatThrownBy(() -> GgufModelLoader.load(missing)).isInstanceOf(ModelFormatException.class)
                 .hasMessageContaining("missing tensor 'blk.0.attn_q_norm.weight'");
 
         // a llama file carrying q/k norms would run without them: refused
         LlamaConfig llama = new LlamaConfig("llama", C.dim(), C.hiddenDim(), C.layers(), C.heads(), C.kvHeads(), C.headDim(),
                 C.vocabSize(), C.contextLength(), C.normEps(), 10000f, "none", 1f, 0, false, false);
-        Path normed = write("llama-norm.gguf", gguf(llama, w, g -> { }));
+        Path normed = write("llama-norm.gguf", gguf(llama, w, g -> g.addTensor("blk.0.attn_q_norm.weight", GgmlType.F32,
+                w.qNorm()[0], C.headDim())));
         assertThatThrownBy(() -> GgufModelLoader.load(normed)).isInstanceOf(ModelFormatException.class)
                 .hasMessageContaining("architecture 'llama' has no q/k norm");
 

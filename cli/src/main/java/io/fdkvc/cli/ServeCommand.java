@@ -54,6 +54,17 @@ public final class ServeCommand implements Callable<Integer> {
             description = "store every conversation here after each turn (atomic writes) and restore them on restart")
     Path sessionDir;
 
+    @Option(names = "--session-store", paramLabel = "URL",
+            description = {"store every conversation in Redis or Valkey, shared with other replicas: redis://HOST:PORT[/DB] or",
+                    "rediss://HOST:PORT[/DB] (TLS); the password comes from the environment variable FDKVC_REDIS_PASSWORD (and",
+                    "an ACL user from FDKVC_REDIS_USER), never from the command line; not with --session-dir"})
+    String sessionStore;
+
+    @Option(names = "--session-lease", paramLabel = "SECONDS", defaultValue = "" + ChatServer.Options.DEFAULT_LEASE_SECONDS,
+            description = {"with --session-store: how long a replica's lease on a conversation lives unless renewed (renewed while",
+                    "a request runs; after a replica dies its conversations move on after this); default: ${DEFAULT-VALUE}"})
+    int sessionLease;
+
     @Option(names = "--session-store-mode", paramLabel = "MODE", defaultValue = "strict",
             description = {"what a failed session store write does: strict (the turn fails with 507 or 503, the session stays",
                     "at its stored turn) or best-effort (the turn stands, the session stays in memory, /health says degraded);",
@@ -120,7 +131,7 @@ public final class ServeCommand implements Callable<Integer> {
         if (!(warmup >= 0 && warmup <= 3600)) throw new InputException("--warmup must be between 0 and 3600 seconds, got " + warmup);
         ChatServer.Options o = new ChatServer.Options(host, port, sessions, sessionDir, apiKey, parallel, queue, maxTokens, maxBody,
                 options.sampling.temperature, options.sampling.topP, sessionStoreMode, maxBudget, maxPromptTokens, readTimeout,
-                maxConnections);
+                maxConnections, sessionStore, sessionLease);
         o.checkDefaultPolicy(ps);
         PrintWriter out = spec.commandLine().getOut();
         CountDownLatch stop = new CountDownLatch(1);
@@ -144,7 +155,7 @@ public final class ServeCommand implements Callable<Integer> {
                 server.ready(new ServedModel(id, ModelFingerprint.of(options.model, m.config()), llama, format, ps,
                         engine.maxTurnTokens, engine.positionMode()));
                 out.println("fdkvc serve: ready: " + id + ", policy " + ps + ", template " + tpl.id()
-                        + (sessionDir == null ? "" : ", sessions in " + sessionDir));
+                        + (server.storeWhere() == null ? "" : ", sessions in " + server.storeWhere()));
                 out.flush();
                 Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
                 stop.await();

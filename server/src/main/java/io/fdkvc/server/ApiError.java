@@ -9,6 +9,7 @@ public final class ApiError extends RuntimeException {
     private final String type;
     private final String param;
     private final String code;
+    private int retryAfterSeconds;
 
     public ApiError(int status, String type, String param, String code, String message) {
         super(message);
@@ -17,6 +18,15 @@ public final class ApiError extends RuntimeException {
         this.param = param;
         this.code = code;
     }
+
+    /** This error, answered with {@code Retry-After: seconds}. */
+    public ApiError retryAfter(int seconds) {
+        this.retryAfterSeconds = seconds;
+        return this;
+    }
+
+    /** The {@code Retry-After} it is answered with, or 0 for none. */
+    public int retryAfterSeconds() { return retryAfterSeconds; }
 
     public int status() { return status; }
     public String type() { return type; }

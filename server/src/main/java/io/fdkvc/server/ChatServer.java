@@ -48,15 +48,27 @@ public final class ChatServer implements AutoCloseable {
      * @param maxPromptTokens  a request whose new prompt tokens (those not already cached) exceed this gets 400
      * @param readTimeoutSeconds longest silence while a request's headers or body arrive (and while a write is blocked)
      * @param maxConnections   connections held at once; beyond, new ones wait to be accepted
+     * @param sessionStore     a store shared with other servers ({@code redis://HOST:PORT[/DB]}, {@code rediss://}), or null
+     * @param leaseSeconds     how long a shared store's session lease lives unless renewed (a dead server's expire after it)
      */
     public record Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
                           int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
-                          int maxBudget, int maxPromptTokens, int readTimeoutSeconds, int maxConnections) {
+                          int maxBudget, int maxPromptTokens, int readTimeoutSeconds, int maxConnections, String sessionStore,
+                          int leaseSeconds) {
         /** {@code --max-budget}'s default. */
         public static final int DEFAULT_MAX_BUDGET = 4096;
         public static final int DEFAULT_MAX_PROMPT_TOKENS = 8192;
         public static final int DEFAULT_READ_TIMEOUT_SECONDS = 30;
         public static final int DEFAULT_MAX_CONNECTIONS = 1024;
+        public static final int DEFAULT_LEASE_SECONDS = 10;
+
+        /** Options without a shared session store. */
+        public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
+                       int defaultMaxTokens, int maxBodyBytes, float defaultTemperature, float defaultTopP, String storeMode,
+                       int maxBudget, int maxPromptTokens, int readTimeoutSeconds, int maxConnections) {
+            this(host, port, sessions, sessionDir, apiKey, parallel, queue, defaultMaxTokens, maxBodyBytes, defaultTemperature,
+                    defaultTopP, storeMode, maxBudget, maxPromptTokens, readTimeoutSeconds, maxConnections, null, DEFAULT_LEASE_SECONDS);
+        }
 
         /** Options with the defaults of the fault-handling bounds (strict store mode) and of {@code --max-budget}. */
         public Options(String host, int port, int sessions, Path sessionDir, String apiKey, int parallel, int queue,
@@ -86,6 +98,10 @@ public final class ChatServer implements AutoCloseable {
             Limits.check("--max-prompt-tokens", maxPromptTokens, 1, Limits.MAX_NEW_TOKENS);
             Limits.check("--read-timeout", readTimeoutSeconds, 1, 3600);
             Limits.check("--max-connections", maxConnections, 16, 1 << 20);
+            Limits.check("--session-lease", leaseSeconds, 1, 3600);
+            if (sessionDir != null && sessionStore != null) {
+                throw new InputException("--session-dir and --session-store name two stores; give one");
+            }
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);
@@ -189,6 +205,11 @@ public final class ChatServer implements AutoCloseable {
         };
     }
 
+    /** The served model, once ready (package-private for tests). */
+    ServedModel servedModel() {
+        return model;
+    }
+
     /** The model thread (package-private for tests). */
     Scheduler scheduler() {
         return scheduler;
@@ -201,7 +222,16 @@ public final class ChatServer implements AutoCloseable {
 
     /** Starts serving chat with {@code m}: opens the session store and starts the model thread. */
     public void ready(ServedModel m) {
-        ready(m, options.sessionDir() == null ? null : SessionManager.directory(m, options.sessionDir()));
+        SessionStore store = null;
+        if (options.sessionStore() != null) store = SessionManager.redis(m, options.sessionStore(), options.leaseSeconds());
+        else if (options.sessionDir() != null) store = SessionManager.directory(m, options.sessionDir());
+        ready(m, store);
+    }
+
+    /** Where the session store is (a directory or a Redis URL without credentials), or null; for the ready line. */
+    public String storeWhere() {
+        SessionManager sm = sessions;
+        return sm == null ? null : sm.storeWhere();
     }
 
     /** Starts serving chat with {@code m} over {@code store} (null: none); tests pass a store that fails on demand. */
@@ -547,12 +577,28 @@ public final class ChatServer implements AutoCloseable {
         }
     }
 
+    /** Most sessions one page of {@code GET /v1/sessions} lists, and the default. */
+    static final int MAX_LIST_LIMIT = 1000, DEFAULT_LIST_LIMIT = 100;
+
+    /** {@code GET /v1/sessions[?after=ID&limit=N]}: one page by id, with OpenAI's list fields ({@code has_more}, {@code last_id}). */
     private void listSessions(Context ctx) {
         ServedModel m = requireModel();
+        int limit = queryInt(ctx, "limit", DEFAULT_LIST_LIMIT, 1, MAX_LIST_LIMIT);
+        String after = ctx.queryParam("after");
+        if (after != null && after.isEmpty()) after = null;
+        SessionManager.Listing page = sessions.list(after, limit);
         ObjectNode root = JSON.createObjectNode();
         root.put("object", "list");
         ArrayNode data = root.putArray("data");
-        for (SessionManager.Info e : sessions.list()) data.add(sessionJson(m, e));
+        for (SessionManager.Info e : page.items()) data.add(sessionJson(m, e));
+        if (page.items().isEmpty()) {
+            root.putNull("first_id");
+            root.putNull("last_id");
+        } else {
+            root.put("first_id", page.items().getFirst().id());
+            root.put("last_id", page.items().getLast().id());
+        }
+        root.put("has_more", page.more());
         json(ctx, root);
     }
 
@@ -615,9 +661,17 @@ public final class ChatServer implements AutoCloseable {
         o.put("totalEntries", e.totalEntries());
         o.put("evictions", e.evictions());
         o.put("kvBytes", e.kvBytes());
-        o.put("policy", e.policy().name());
-        o.put("policySpec", e.policy().toString());
-        o.put("budget", e.policy().budget());
+        if (e.policy() == null) {
+            // a stored value whose figures cannot be read: listed with the reason
+            o.putNull("policy");
+            o.putNull("policySpec");
+            o.putNull("budget");
+            o.put("problem", e.problem());
+        } else {
+            o.put("policy", e.policy().name());
+            o.put("policySpec", e.policy().toString());
+            o.put("budget", e.policy().budget());
+        }
         o.put("maxTurnTokens", m.maxTurnTokens());
         return o;
     }
@@ -628,6 +682,7 @@ public final class ChatServer implements AutoCloseable {
 
     private static void error(Context ctx, ApiError e) {
         ctx.attribute("fdkvc.error", true);
+        if (e.retryAfterSeconds() > 0) ctx.header("Retry-After", Integer.toString(e.retryAfterSeconds()));
         ctx.status(e.status()).contentType("application/json").result(JSON.writeValueAsString(errorJson(e)));
     }
 
@@ -648,5 +703,7 @@ public final class ChatServer implements AutoCloseable {
         app.stop();
         Scheduler s = scheduler;
         if (s != null) s.close();
+        SessionManager sm = sessions;
+        if (sm != null) sm.close();
     }
 }

@@ -28,6 +28,11 @@ final class Metrics {
     private final LongAdder storeNanos = new LongAdder();
     private final LongAdder storeFailures = new LongAdder();
     private final LongAdder storeSkipped = new LongAdder();
+    private final java.util.concurrent.atomic.AtomicLong storeNanosMax = new java.util.concurrent.atomic.AtomicLong();
+    private final LongAdder storeCalls = new LongAdder();
+    private final LongAdder storeCallNanos = new LongAdder();
+    private final LongAdder leaseConflicts = new LongAdder();
+    private final LongAdder storeFenced = new LongAdder();
 
     void request(int status) {
         requests.computeIfAbsent(status, s -> new LongAdder()).increment();
@@ -72,6 +77,23 @@ final class Metrics {
         storeWrites.increment();
         storeBytes.add(bytes);
         storeNanos.add(nanos);
+        storeNanosMax.accumulateAndGet(nanos, Math::max);
+    }
+
+    /** A read or lease of the session store (not a write) and how long it took. */
+    void storeCall(long nanos) {
+        storeCalls.increment();
+        storeCallNanos.add(nanos);
+    }
+
+    /** A request refused because another server holds its session's lease. */
+    void leaseConflict() {
+        leaseConflicts.increment();
+    }
+
+    /** A write refused by the shared store's fence (another server advanced the session, or holds it). */
+    void storeFenced() {
+        storeFenced.increment();
     }
 
     void storeFailed() {
@@ -117,11 +139,18 @@ final class Metrics {
         counter(b, "fdkvc_session_store_writes_total", "committed turns written to the session store", storeWrites.sum());
         counter(b, "fdkvc_session_store_bytes_total", "bytes written to the session store", storeBytes.sum());
         counter(b, "fdkvc_session_store_failures_total", "session store writes that failed", storeFailures.sum());
+        counter(b, "fdkvc_session_store_reads_total", "session store reads and leases (shared store)", storeCalls.sum());
+        counter(b, "fdkvc_session_lease_conflicts_total", "requests refused (409) because another server holds the session's lease",
+                leaseConflicts.sum());
+        counter(b, "fdkvc_session_store_fenced_total", "writes the shared store refused: the session was advanced or leased by another server",
+                storeFenced.sum());
         counter(b, "fdkvc_session_store_skipped_total", "session store entries skipped at start-up (not usable sessions, leftovers)",
                 storeSkipped.sum());
         gauge(b, "fdkvc_queue_wait_seconds_total", "time requests waited for a slot", queueNanos.sum() / 1e9);
         gauge(b, "fdkvc_queue_wait_seconds_max", "longest wait for a slot so far", queueNanosMax.get() / 1e9);
         gauge(b, "fdkvc_session_store_seconds_total", "time in session store writes", storeNanos.sum() / 1e9);
+        gauge(b, "fdkvc_session_store_seconds_max", "longest session store write so far", storeNanosMax.get() / 1e9);
+        gauge(b, "fdkvc_session_store_read_seconds_total", "time in session store reads and leases", storeCallNanos.sum() / 1e9);
         gauge(b, "fdkvc_bodies_receiving", "request bodies being received now", g.bodiesReceiving());
         gauge(b, "fdkvc_unstored_sessions", "sessions whose latest turn is not in the store (kept in memory)", g.unstoredSessions());
         double decodeSeconds = decodeNanos.sum() / 1e9, prefillSeconds = prefillNanos.sum() / 1e9;

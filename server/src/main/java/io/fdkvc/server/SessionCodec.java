@@ -61,14 +61,7 @@ final class SessionCodec {
         w.str(modelFingerprint);
         w.str(cacheFingerprint);
         w.str(id);
-        w.str(policy.kind().name());
-        w.i32(policy.budget());
-        Map<String, Object> values = policy.parameterValues();
-        w.i32(values.size());
-        for (Map.Entry<String, Object> e : values.entrySet()) {
-            w.str(e.getKey());
-            w.str(String.valueOf(e.getValue()));
-        }
+        writePolicy(w, policy);
         w.i32(s.turns());
         w.i64(evictions);
         w.i32(s.messages().size());
@@ -105,6 +98,64 @@ final class SessionCodec {
         crc.update(w.buf, 0, w.n);
         w.i64(crc.getValue());
         return new Encoded(w.buf, w.n);
+    }
+
+    private static void writePolicy(Writer w, PolicySpec policy) {
+        w.str(policy.kind().name());
+        w.i32(policy.budget());
+        Map<String, Object> values = policy.parameterValues();
+        w.i32(values.size());
+        for (Map.Entry<String, Object> e : values.entrySet()) {
+            w.str(e.getKey());
+            w.str(String.valueOf(e.getValue()));
+        }
+    }
+
+    /** Version of the {@link #summary} form. */
+    private static final int SUMMARY_VERSION = 1;
+
+    /**
+     * A session's figures for listings, kept beside its value by a shared store so that a listing
+     * does not decode every cache: version, the policy section, turns, messages, tokens, largest
+     * stream, total entries, evictions.
+     */
+    byte[] summary(PolicySpec policy, long evictions, Conversation.State s) {
+        Writer w = new Writer();
+        w.u8(SUMMARY_VERSION);
+        writePolicy(w, policy);
+        long total = 0;
+        int largest = 0;
+        for (StreamSnapshot st : s.cache().streams()) {
+            total += st.size();
+            largest = Math.max(largest, st.size());
+        }
+        w.i32(s.turns());
+        w.i32(s.messages().size());
+        w.i32(s.tokens().length);
+        w.i32(largest);
+        w.i64(total);
+        w.i64(evictions);
+        return java.util.Arrays.copyOf(w.buf, w.n);
+    }
+
+    /** Reads {@link #summary}; a value that cannot be read is a summary with its problem named. */
+    SharedSessionStore.Summary readSummary(String id, byte[] s) {
+        String name = "the summary of session " + id;
+        try {
+            if (s.length == 0) throw new SessionStore.Refused(name + " is missing (the stored value is not a session)");
+            ByteBuffer b = ByteBuffer.wrap(s).order(ByteOrder.LITTLE_ENDIAN);
+            Reader r = new Reader(b, s.length);
+            int v = r.u8();
+            if (v != SUMMARY_VERSION) throw new SessionStore.Refused(name + " has version " + v + ", this server reads " + SUMMARY_VERSION);
+            PolicySpec policy = policy(r, name);
+            var out = new SharedSessionStore.Summary(id, policy, r.i32(), r.i32(), r.i32(), r.i32(), r.i64(), r.i64(), null, 0);
+            if (r.remaining() != 0) throw new SessionStore.Refused(name + " has trailing bytes");
+            return out;
+        } catch (SessionStore.Refused e) {
+            return new SharedSessionStore.Summary(id, null, 0, 0, 0, 0, 0, 0, e.getMessage(), 0);
+        } catch (IllegalArgumentException | java.nio.BufferUnderflowException e) {
+            return new SharedSessionStore.Summary(id, null, 0, 0, 0, 0, 0, 0, name + " is malformed: " + e.getMessage(), 0);
+        }
     }
 
     /**

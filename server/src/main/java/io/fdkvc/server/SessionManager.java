@@ -64,6 +64,7 @@ final class SessionManager {
 
     private final ServedModel model;
     private final SessionStore store; // null: no persistence
+    private final SharedSessionStore shared; // the store when other servers share it, else null
     private final StoreMode mode;
     private final int maxLive;
     private final PrintStream log;
@@ -85,6 +86,8 @@ final class SessionManager {
         Job holder; // the request that made it busy
         boolean finishing; // its committed turn is being written
         boolean unstored; // its latest turn is not in the store (best-effort after a failed write)
+        boolean leased; // this server holds its lease in the shared store
+        long version; // shared store: the stored version the memory copy is at (the writes so far)
         int turns;
         long evictions;
         String fingerprint; // of the committed transcript
@@ -102,6 +105,7 @@ final class SessionManager {
     SessionManager(ServedModel model, SessionStore store, StoreMode mode, int maxLive, PrintStream log, Metrics metrics) {
         this.model = model;
         this.store = store;
+        this.shared = store instanceof SharedSessionStore s ? s : null;
         this.mode = mode;
         this.maxLive = maxLive;
         this.log = log;
@@ -114,7 +118,20 @@ final class SessionManager {
         return new DirectoryStore(dir, new SessionCodec(model.modelFingerprint(), model.cacheFingerprint(), model.policy()));
     }
 
+    /** The Redis store at {@code uri}, leases of {@code leaseSeconds}, credentials from the environment. */
+    static SessionStore redis(ServedModel model, String uri, int leaseSeconds) {
+        return new RedisStore(uri, System.getenv(), new SessionCodec(model.modelFingerprint(), model.cacheFingerprint(), model.policy()),
+                leaseSeconds);
+    }
+
     boolean persistent() { return store != null; }
+
+    String storeWhere() { return store == null ? null : store.where(); }
+
+    /** Closes a shared store's connections (its leases are given up). */
+    void close() {
+        if (shared != null) shared.close();
+    }
 
     StoreMode mode() { return mode; }
 
@@ -156,8 +173,8 @@ final class SessionManager {
         }
     }
 
-    /** Why the store cannot take writes now (null: it can, or there is none) and how many sessions are not stored. */
-    synchronized String storeProblem() {
+    /** Why the store cannot take writes now (null: it can, or there is none); not under the lock, a store may take its timeout. */
+    String storeProblem() {
         return store == null ? null : store.problem();
     }
 
@@ -211,25 +228,38 @@ final class SessionManager {
             }
             awaitFinish(e);
             if (e.busy) throw ApiError.conflict("session " + headerId + " is answering another request");
-            checkSamePolicy(e, choice);
             try {
-                load(e);
-            } catch (SessionStore.Refused r) {
-                // reported once; the id is free for a new session from now on
-                forget(e);
-                setAside.add(store.key(headerId));
-                throw refusedConflict(r.getMessage());
-            }
-            if (!e.conversation.continuedBy(messages)) {
-                // the client rewrote the history of its named session: start it over, same policy
-                unindex(e);
-                e.conversation = model.newConversation(e.policy);
-                figures(e);
+                claim(e);
+                if (shared == null) checkSamePolicy(e, choice); // a shared session's policy is known once it is loaded
+                try {
+                    load(e);
+                } catch (SessionStore.Refused r) {
+                    // reported once; the id is free for a new session from now on
+                    forget(e);
+                    setAside.add(store.key(headerId));
+                    throw refusedConflict(r.getMessage());
+                }
+                checkSamePolicy(e, choice);
+                if (!e.conversation.continuedBy(messages)) {
+                    // the client rewrote the history of its named session: start it over, same policy
+                    unindex(e);
+                    e.conversation = model.newConversation(e.policy);
+                    figures(e);
+                }
+            } catch (RuntimeException x) {
+                unclaim(e);
+                dropIfEmpty(e);
+                throw x;
             }
             e.busy = true;
             return e;
         }
         String[] prefixes = prefixFingerprints(messages);
+        if (shared != null) {
+            Entry e = acquireShared(prefixes, messages, choice);
+            if (e != null) return e;
+            return newSession(choice);
+        }
         Entry otherPolicy = null;
         for (int k = messages.size() - 1; k >= 1; k--) {
             java.util.Set<String> ids = byFingerprint.get(prefixes[k]);
@@ -259,13 +289,132 @@ final class SessionManager {
             }
         }
         if (otherPolicy != null) checkSamePolicy(otherPolicy, choice);
+        return newSession(choice);
+    }
+
+    private Entry newSession(PolicySpec choice) {
         Entry e = new Entry(UUID.randomUUID().toString());
         e.policy = choice != null ? choice : model.policy();
         e.conversation = model.newConversation(e.policy);
         figures(e);
         entries.put(e.id, e);
+        try {
+            claim(e);
+        } catch (RuntimeException x) {
+            forget(e);
+            throw x;
+        }
         e.busy = true;
         return e;
+    }
+
+    /**
+     * The session a request without an id continues, found through the shared store's transcript
+     * index (longest prefix first) and leased; null when none is found or its value is set aside
+     * (a new session then). A session another server is answering gets 409 with Retry-After, so
+     * that the client's retry continues it rather than starting over.
+     */
+    private Entry acquireShared(String[] prefixes, List<Message> messages, PolicySpec choice) {
+        String[] longestFirst = new String[Math.max(0, messages.size() - 1)];
+        for (int k = messages.size() - 1; k >= 1; k--) longestFirst[messages.size() - 1 - k] = prefixes[k];
+        String id;
+        try {
+            id = shared.lookup(longestFirst);
+        } catch (SessionStore.Unavailable u) {
+            metrics.storeFailed();
+            if (mode == StoreMode.STRICT) throw storeError(u);
+            return null;
+        }
+        if (id == null || setAside.contains(store.key(id))) return null;
+        Entry e = entries.get(id);
+        if (e == null) {
+            e = new Entry(id);
+            e.policy = model.policy(); // until its stored value is read
+            entries.put(id, e);
+        }
+        awaitFinish(e);
+        if (e.busy) throw ApiError.conflict("session " + ApiError.excerpt(id) + " is answering another request").retryAfter(1);
+        try {
+            claim(e);
+            try {
+                load(e);
+            } catch (SessionStore.Refused r) {
+                // a client without an id is never locked out by a damaged value: it gets a new session
+                log.println("fdkvc serve: session store: " + r.getMessage() + "; set aside, the conversation starts over");
+                unclaim(e);
+                forget(e);
+                setAside.add(store.key(id));
+                return null;
+            }
+            checkSamePolicy(e, choice);
+        } catch (RuntimeException x) {
+            unclaim(e);
+            dropIfEmpty(e);
+            throw x;
+        }
+        if (!e.conversation.continuedBy(messages)) {
+            unclaim(e);
+            return null;
+        }
+        e.busy = true;
+        return e;
+    }
+
+    /**
+     * Shared store: takes the session's lease (409 with Retry-After while another server holds
+     * it) and drops the memory copy when the store holds another version of it (another server
+     * advanced or deleted it), so that {@link #load} reads the current one. A store that cannot be
+     * reached fails the request (strict) or lets it run on memory unleased (best-effort).
+     */
+    private void claim(Entry e) {
+        if (shared == null) return;
+        SharedSessionStore.Lease l;
+        long t0 = System.nanoTime();
+        try {
+            l = shared.lease(e.id);
+        } catch (SessionStore.Unavailable u) {
+            metrics.storeFailed();
+            log.println("fdkvc serve: session store: " + u.getMessage());
+            if (mode == StoreMode.STRICT) throw storeError(u);
+            return;
+        } finally {
+            metrics.storeCall(System.nanoTime() - t0);
+        }
+        if (!l.granted()) {
+            metrics.leaseConflict();
+            int seconds = (int) Math.max(1, (l.retryAfterMs() + 999) / 1000);
+            throw new ApiError(409, "invalid_request_error", null, "session_leased", "session " + ApiError.excerpt(e.id)
+                    + " is being answered by another server; retry in " + seconds + " s").retryAfter(seconds);
+        }
+        e.leased = true;
+        if (l.version() != e.version) {
+            if (e.live()) {
+                e.conversation = null;
+                e.kvBytes = 0;
+            }
+            if (e.unstored) unstored--;
+            e.unstored = false;
+            unindex(e);
+            e.turns = 0;
+            e.evictions = 0;
+        }
+        e.version = Math.max(0, l.version()); // -1, a value that is not a session: replaced by the next write
+    }
+
+    private void unclaim(Entry e) {
+        if (shared != null && e.leased) {
+            e.leased = false;
+            shared.unlease(e.id);
+        }
+    }
+
+    /** A session that a refused request created leaves no empty entry behind. */
+    private void dropIfEmpty(Entry e) {
+        if (!e.busy && entries.get(e.id) == e && e.turns == 0 && !e.unstored && (!e.live() || e.conversation.turns() == 0)) {
+            entries.remove(e.id);
+            unindex(e);
+            e.conversation = null;
+        }
     }
 
     /** A session keeps its policy for life: a request that names another is refused. */
@@ -318,24 +467,33 @@ final class SessionManager {
     /** Brings a stored session into memory. */
     private void load(Entry e) throws SessionStore.Refused {
         if (e.live()) return;
-        Conversation c = model.newConversation(e.policy);
+        Conversation c = null;
         if (store != null && !setAside.contains(store.key(e.id))) {
             SessionStore.Stored s;
+            long t0 = System.nanoTime();
             try {
                 s = store.read(e.id);
             } catch (SessionStore.Unavailable u) {
+                metrics.storeFailed();
                 throw storeError(u);
+            } finally {
+                metrics.storeCall(System.nanoTime() - t0);
             }
             if (s != null) {
+                // a session runs the policy it was stored with (a shared one may be new to this server)
+                c = model.newConversation(s.policy());
                 try {
                     c.restore(s.state());
                 } catch (RuntimeException x) {
                     throw new SessionStore.Refused("stored session " + store.key(e.id) + " does not fit this server's cache: " + x.getMessage());
                 }
+                e.policy = s.policy();
                 e.turns = s.turns();
                 e.evictions = s.evictions();
+                if (shared != null) e.version = s.version();
             }
         }
+        if (c == null) c = model.newConversation(e.policy);
         e.conversation = c;
         figures(e);
     }
@@ -353,14 +511,27 @@ final class SessionManager {
      */
     void commit(Entry e, Job job) {
         SessionStore.Unavailable failed = null;
+        SharedSessionStore.Fenced fenced = null;
         if (store != null) {
             synchronized (this) {
                 e.finishing = true;
             }
             long t0 = System.nanoTime();
             try {
-                long bytes = store.write(e.id, e.policy, e.evictions + job.evicted, job.state);
-                metrics.stored(bytes, System.nanoTime() - t0);
+                if (shared != null) {
+                    var m = job.state.messages();
+                    SharedSessionStore.Written w = shared.write(e.id, e.policy, e.evictions + job.evicted, job.state, e.version,
+                            fingerprint(m, m.size()));
+                    e.version = w.version();
+                    metrics.stored(w.bytes(), System.nanoTime() - t0);
+                } else {
+                    long bytes = store.write(e.id, e.policy, e.evictions + job.evicted, job.state);
+                    metrics.stored(bytes, System.nanoTime() - t0);
+                }
+            } catch (SharedSessionStore.Fenced f) {
+                fenced = f;
+                metrics.storeFenced();
+                log.println("fdkvc serve: session store: " + f.getMessage() + "; the turn is not stored");
             } catch (SessionStore.Unavailable u) {
                 failed = u;
                 metrics.storeFailed();
@@ -374,6 +545,18 @@ final class SessionManager {
         synchronized (this) {
             e.finishing = false;
             try {
+                if (fenced != null) {
+                    // another server owns the session now: memory is dropped, the next request reads what it stored
+                    if (e.turns == 0 && !e.unstored) forget(e);
+                    else {
+                        e.conversation = null;
+                        e.kvBytes = 0;
+                        e.version = -1; // unknown: the next lease reloads
+                    }
+                    int seconds = (int) Math.max(1, (fenced.retryAfterMs() + 999) / 1000);
+                    throw new ApiError(409, "invalid_request_error", null, "session_fenced", fenced.getMessage()
+                            + "; this turn is not stored, resend it").retryAfter(seconds);
+                }
                 if (failed != null && mode == StoreMode.STRICT) {
                     // memory goes back to what the store holds: the next request reloads the stored turn
                     if (e.turns == 0 && !e.unstored) forget(e);
@@ -412,6 +595,7 @@ final class SessionManager {
         if (!e.busy || e.holder != job) return;
         e.busy = false;
         e.holder = null;
+        unclaim(e);
         if (e.live() && e.conversation.turns() == 0 && entries.get(e.id) == e && e.turns == 0 && !e.unstored) {
             // a first request that did not complete leaves no empty session behind
             entries.remove(e.id);
@@ -448,7 +632,12 @@ final class SessionManager {
         for (Entry x : lru) {
             if (live <= maxLive) break;
             if (!x.live() || x.busy || x.unstored) continue; // an unstored session's only current state is in memory
-            if (store != null) {
+            if (shared != null) {
+                // the store holds it, and what this server knew of it is re-read at its next lease
+                unindex(x);
+                entries.remove(x.id);
+                x.conversation = null;
+            } else if (store != null) {
                 // already written after its last turn: only memory is released
                 x.conversation = null;
                 x.kvBytes = 0;
@@ -463,12 +652,23 @@ final class SessionManager {
 
     /** A session's figures, read under the manager's lock (as of its last committed turn). */
     record Info(String id, PolicySpec policy, boolean live, boolean busy, int turns, int messages, int tokens, int largest,
-                long totalEntries, long evictions, long kvBytes) {}
+                long totalEntries, long evictions, long kvBytes, String problem) {}
 
     private static Info info(Entry e) {
         return new Info(e.id, e.policy, e.live(), e.busy, e.turns, e.messages, e.tokens, e.largest, e.totalEntries, e.evictions,
-                e.kvBytes);
+                e.kvBytes, null);
     }
+
+    /** A stored session's figures; one this server holds in memory is described from memory. */
+    private Info info(SharedSessionStore.Summary s) {
+        Entry e = entries.get(s.id());
+        if (e != null && (e.busy || e.unstored || e.live() && e.version == s.version())) return info(e);
+        return new Info(s.id(), s.policy(), false, false, s.turns(), s.messages(), s.tokens(), s.largest(), s.totalEntries(),
+                s.evictions(), 0, s.problem());
+    }
+
+    /** One page of the sessions, by id: {@code limit} after {@code after} (null: from the first); {@code more} when others follow. */
+    record Listing(List<Info> items, boolean more) {}
 
     /**
      * What a session's cache holds, for tokens [from, from + limit) of its transcript, between
@@ -476,9 +676,27 @@ final class SessionManager {
      */
     synchronized tools.jackson.databind.node.ObjectNode cacheView(String id, int from, int limit, boolean perLayer, boolean messages) {
         Entry e = entries.get(id);
+        if (e == null && shared != null && ID.matcher(id).matches()) {
+            SharedSessionStore.Summary s;
+            try {
+                s = shared.describe(id);
+            } catch (SessionStore.Unavailable u) {
+                throw storeError(u);
+            }
+            if (s != null) {
+                e = new Entry(id);
+                e.policy = model.policy(); // until its stored value is read
+                entries.put(id, e);
+            }
+        }
         if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
         awaitFinish(e);
         if (e.busy) throw ApiError.conflict("session " + ApiError.excerpt(id) + " is answering a request; its cache is shown between turns");
+        if (shared != null && !e.unstored) {
+            // another server may have advanced it: show what the store holds
+            e.conversation = null;
+            e.version = -1;
+        }
         try {
             load(e);
         } catch (SessionStore.Refused r) {
@@ -489,20 +707,49 @@ final class SessionManager {
         return view;
     }
 
-    synchronized List<Info> list() {
+    /** The sessions in pages by id: those the shared store holds, else those this server knows. */
+    synchronized Listing list(String after, int limit) {
+        if (shared != null) {
+            try {
+                SharedSessionStore.Page p = shared.list(after, limit);
+                List<Info> out = new ArrayList<>();
+                for (SharedSessionStore.Summary s : p.items()) out.add(info(s));
+                return new Listing(out, p.more());
+            } catch (SessionStore.Unavailable u) {
+                throw storeError(u);
+            }
+        }
+        java.util.TreeMap<String, Entry> byId = new java.util.TreeMap<>(entries);
+        var tail = after == null ? byId : byId.tailMap(after, false);
         List<Info> out = new ArrayList<>();
-        for (Entry e : entries.values()) out.add(info(e));
-        return out;
+        for (Entry e : tail.values()) {
+            if (out.size() == limit) return new Listing(out, true);
+            out.add(info(e));
+        }
+        return new Listing(out, false);
     }
 
     synchronized Info describe(String id) {
         Entry e = entries.get(id);
+        if (shared != null && (e == null || !(e.busy || e.unstored))) {
+            try {
+                SharedSessionStore.Summary s = ID.matcher(id).matches() ? shared.describe(id) : null;
+                if (s != null) return info(s);
+            } catch (SessionStore.Unavailable u) {
+                throw storeError(u);
+            }
+            e = null; // not in the store (deleted by another server, say): memory is only its cache
+        }
         if (e == null) throw ApiError.notFound("no session " + ApiError.excerpt(id));
         return info(e);
     }
 
     /** Removes a session from memory and the store; a stored value refused at start-up or at load is removed too. */
     synchronized void delete(String id) {
+        if (shared != null) {
+            deleteShared(id);
+            return;
+        }
         Entry e = entries.get(id);
         boolean wasRefused = store != null && (refused.remove(store.key(id)) != null | setAside.remove(store.key(id)));
         if (e == null && !wasRefused) {
@@ -527,6 +774,27 @@ final class SessionManager {
                 throw storeError(u);
             }
         }
+    }
+
+    /** Removes a session from the shared store (unless another server is answering it) and from this server's memory. */
+    private void deleteShared(String id) {
+        Entry e = entries.get(id);
+        if (e != null && e.busy) throw ApiError.conflict("session " + ApiError.excerpt(id) + " is answering a request").retryAfter(1);
+        boolean existed;
+        try {
+            existed = shared.remove(id);
+        } catch (SharedSessionStore.LeasedElsewhere l) {
+            int seconds = (int) Math.max(1, (l.retryAfterMs() + 999) / 1000);
+            throw new ApiError(409, "invalid_request_error", null, "session_leased", "session " + ApiError.excerpt(id)
+                    + " is being answered by another server; retry in " + seconds + " s").retryAfter(seconds);
+        } catch (SessionStore.Unavailable u) {
+            throw storeError(u);
+        }
+        boolean known = e != null && e.unstored; // memory is a cache of the store, but for turns the store never took
+        if (e != null) forget(e);
+        refused.remove(store.key(id));
+        setAside.remove(store.key(id));
+        if (!existed && !known) throw ApiError.notFound("no session " + ApiError.excerpt(id));
     }
 
     synchronized int liveCount() {

@@ -16,7 +16,17 @@ import java.io.IOException;
  */
 interface SessionStore {
     /** What a stored session holds. */
-    record Stored(String id, PolicySpec policy, int turns, long evictions, Conversation.State state) {}
+    record Stored(String id, PolicySpec policy, int turns, long evictions, Conversation.State state, long version) {
+        /** A value of a store without versions (one server writes it). */
+        Stored(String id, PolicySpec policy, int turns, long evictions, Conversation.State state) {
+            this(id, policy, turns, evictions, state, 0);
+        }
+
+        /** The same value, read at {@code version} ({@link SharedSessionStore}). */
+        Stored at(long v) {
+            return new Stored(id, policy, turns, evictions, state, v);
+        }
+    }
 
     /** A stored value this server refuses (another model or configuration, damaged, not a session). */
     final class Refused extends Exception {

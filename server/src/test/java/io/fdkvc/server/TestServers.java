@@ -46,6 +46,13 @@ final class TestServers {
                 readTimeoutSeconds, maxConnections);
     }
 
+    /** {@code o} over the shared session store at {@code url} with leases of {@code leaseSeconds}. */
+    static ChatServer.Options shared(ChatServer.Options o, String url, int leaseSeconds) {
+        return new ChatServer.Options(o.host(), o.port(), o.sessions(), null, o.apiKey(), o.parallel(), o.queue(), o.defaultMaxTokens(),
+                o.maxBodyBytes(), o.defaultTemperature(), o.defaultTopP(), o.storeMode(), o.maxBudget(), o.maxPromptTokens(),
+                o.readTimeoutSeconds(), o.maxConnections(), url, leaseSeconds);
+    }
+
     static Running start(ChatServer.Options o, String policy, int budget, int maxTurnTokens) throws IOException {
         return start(o, policy, budget, maxTurnTokens, System.err);
     }

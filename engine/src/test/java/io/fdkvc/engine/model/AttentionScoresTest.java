@@ -9,11 +9,11 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 
 /**
- * Prefill's paired scores kernel ({@link Llama#scoresPair}) must give each query exactly the
+ * Prefill's paired scores kernel ({@link AttentionKernels#scoresPair}) must give each query exactly the
  * scores the one-query kernel gives (the same FMA chains), so that pairing the tokens of a chunk
  * changes no bit of the logits; and it must not write outside the two rows' whole tiles. The
- * same for the values: two heads of a group through {@link Llama#weightedValuesPair} get the
- * bits that {@link Llama#weightedValues} gives each alone.
+ * same for the values: two heads of a group through {@link AttentionKernels#weightedValuesPair} get the
+ * bits that {@link AttentionKernels#weightedValues} gives each alone.
  */
 class AttentionScoresTest {
     @Property(tries = 200)
@@ -30,9 +30,9 @@ class AttentionScoresTest {
         int so = 3, so2 = so + row + 5, len = so2 + row + 7;
         float[] single = new float[len], single2 = new float[len], paired = new float[len];
         java.util.Arrays.fill(paired, Float.NaN);
-        Llama.scores(q, keys, hd, count, single, so);
-        Llama.scores(q2, keys, hd, count, single2, so2);
-        Llama.scoresPair(q, q2, keys, hd, count, paired, so, so2);
+        AttentionKernels.scores(q, keys, hd, count, single, so);
+        AttentionKernels.scores(q2, keys, hd, count, single2, so2);
+        AttentionKernels.scoresPair(q, q2, keys, hd, count, paired, so, so2);
         for (int i = 0; i < count; i++) {
             assertThat(Float.floatToRawIntBits(paired[so + i])).as("query 1, key %d of %d", i, count)
                     .isEqualTo(Float.floatToRawIntBits(single[so + i]));
@@ -63,9 +63,9 @@ class AttentionScoresTest {
         int o = 7, len = o + 2 * hd + 9;
         float[] single = new float[len], paired = new float[len];
         java.util.Arrays.fill(paired, Float.NaN);
-        Llama.weightedValues(p, po, count, scale, vals, hd, single, o);
-        Llama.weightedValues(p, po2, count, scale2, vals, hd, single, o + hd);
-        Llama.weightedValuesPair(p, po, po2, count, scale, scale2, vals, hd, paired, o);
+        AttentionKernels.weightedValues(p, po, count, scale, vals, hd, single, o);
+        AttentionKernels.weightedValues(p, po2, count, scale2, vals, hd, single, o + hd);
+        AttentionKernels.weightedValuesPair(p, po, po2, count, scale, scale2, vals, hd, paired, o);
         for (int i = 0; i < len; i++) {
             if (i < o || i >= o + 2 * hd) {
                 assertThat(paired[i]).as("index %d outside both heads' outputs", i).isNaN();

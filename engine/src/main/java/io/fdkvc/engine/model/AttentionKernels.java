@@ -1,0 +1,250 @@
+package io.fdkvc.engine.model;
+
+import io.fdkvc.engine.cache.KvCache;
+import io.fdkvc.engine.tensor.Simd;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The numeric kernels of the forward pass, on plain float arrays at offsets: attention scores
+ * against the cache's tiled keys, the softmax's exponentials, weighted values, RMSNorm and the
+ * feed-forward activations. Each one sums in a fixed order (the same bits in the interpreter and
+ * in C2, see {@link Simd}), allocates nothing, and is static so that the forward pass's phase
+ * bodies inline it.
+ */
+final class AttentionKernels {
+    /**
+     * The kernels' species: lane sums go through {@link Simd#sum}, a fixed fold, because
+     * {@code reduceLanes(ADD)} sums in a different order in the interpreter than in C2, and a
+     * score or norm differing in its last bit before and after compilation could change a greedy
+     * token depending on how warm the JIT is.
+     */
+    private static final VectorSpecies<Float> S = Simd.F;
+
+    private AttentionKernels() {}
+
+    /**
+     * sc[so + i] = q . key i for i < count, from the cache's tiled rotated keys (see
+     * {@link KvCache#rotatedKeys}): per tile one vector of lanes, one lane per key, accumulated
+     * over the components in order, so each score is one FMA chain over d = 0 .. hd-1 (a fixed
+     * order, the same bits in the interpreter and C2) and no lane sum per key. Four tiles at a time
+     * keep four independent chains in flight; the last tile writes up to a tile past count
+     * (the scratch rows are whole tiles long).
+     */
+    static void scores(float[] q, float[] tiles, int hd, int count, float[] sc, int so) {
+        int T = KvCache.KEY_TILE, tileFloats = T * hd, i = 0, base = 0;
+        for (; i + 3 * T < count; i += 4 * T, base += 4 * tileFloats) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+            for (int d = 0, p = base; d < hd; d++, p += T) {
+                FloatVector qd = FloatVector.broadcast(S, q[d]);
+                a0 = FloatVector.fromArray(S, tiles, p).fma(qd, a0);
+                a1 = FloatVector.fromArray(S, tiles, p + tileFloats).fma(qd, a1);
+                a2 = FloatVector.fromArray(S, tiles, p + 2 * tileFloats).fma(qd, a2);
+                a3 = FloatVector.fromArray(S, tiles, p + 3 * tileFloats).fma(qd, a3);
+            }
+            a0.intoArray(sc, so + i);
+            a1.intoArray(sc, so + i + T);
+            a2.intoArray(sc, so + i + 2 * T);
+            a3.intoArray(sc, so + i + 3 * T);
+        }
+        for (; i < count; i += T, base += tileFloats) {
+            FloatVector a0 = FloatVector.zero(S);
+            for (int d = 0, p = base; d < hd; d++, p += T) a0 = FloatVector.fromArray(S, tiles, p).fma(FloatVector.broadcast(S, q[d]), a0);
+            a0.intoArray(sc, so + i);
+        }
+    }
+
+    /**
+     * {@link #scores} for two queries over the same keys: sc[so + i] = q . key i and
+     * sc[so2 + i] = q2 . key i for i < count, each the same FMA chain over d as in scores (the
+     * same bits), with each tile's vector loaded once for both.
+     */
+    static void scoresPair(float[] q, float[] q2, float[] tiles, int hd, int count, float[] sc, int so, int so2) {
+        int T = KvCache.KEY_TILE, tileFloats = T * hd, i = 0, base = 0;
+        for (; i + 3 * T < count; i += 4 * T, base += 4 * tileFloats) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            for (int d = 0, p = base; d < hd; d++, p += T) {
+                FloatVector qd = FloatVector.broadcast(S, q[d]), rd = FloatVector.broadcast(S, q2[d]);
+                FloatVector k0 = FloatVector.fromArray(S, tiles, p), k1 = FloatVector.fromArray(S, tiles, p + tileFloats);
+                FloatVector k2 = FloatVector.fromArray(S, tiles, p + 2 * tileFloats), k3 = FloatVector.fromArray(S, tiles, p + 3 * tileFloats);
+                a0 = k0.fma(qd, a0);
+                a1 = k1.fma(qd, a1);
+                a2 = k2.fma(qd, a2);
+                a3 = k3.fma(qd, a3);
+                b0 = k0.fma(rd, b0);
+                b1 = k1.fma(rd, b1);
+                b2 = k2.fma(rd, b2);
+                b3 = k3.fma(rd, b3);
+            }
+            a0.intoArray(sc, so + i);
+            a1.intoArray(sc, so + i + T);
+            a2.intoArray(sc, so + i + 2 * T);
+            a3.intoArray(sc, so + i + 3 * T);
+            b0.intoArray(sc, so2 + i);
+            b1.intoArray(sc, so2 + i + T);
+            b2.intoArray(sc, so2 + i + 2 * T);
+            b3.intoArray(sc, so2 + i + 3 * T);
+        }
+        for (; i < count; i += T, base += tileFloats) {
+            FloatVector a0 = FloatVector.zero(S), b0 = a0;
+            for (int d = 0, p = base; d < hd; d++, p += T) {
+                FloatVector k0 = FloatVector.fromArray(S, tiles, p);
+                a0 = k0.fma(FloatVector.broadcast(S, q[d]), a0);
+                b0 = k0.fma(FloatVector.broadcast(S, q2[d]), b0);
+            }
+            a0.intoArray(sc, so + i);
+            b0.intoArray(sc, so2 + i);
+        }
+    }
+
+    /**
+     * sc[so + i] = exp(sc[so + i] - max) for i < count, vectorised with {@link Simd#exp} (not the
+     * Vector API's EXP, whose bits differ between interpreter and C2); returns the sum.
+     */
+    static float expInPlace(float[] sc, int so, int count, float max, float[] lanes) {
+        int i = 0;
+        float sum = 0;
+        if (count >= S.length()) {
+            FloatVector acc = FloatVector.zero(S);
+            for (int up = S.loopBound(count); i < up; i += S.length()) {
+                FloatVector e = Simd.exp(FloatVector.fromArray(S, sc, so + i).sub(max));
+                e.intoArray(sc, so + i);
+                acc = acc.add(e);
+            }
+            acc.intoArray(lanes, 0);
+            sum = Simd.sum(lanes, 0);
+        }
+        for (; i < count; i++) {
+            float e = (float) Math.exp(sc[so + i] - max);
+            sc[so + i] = e;
+            sum += e;
+        }
+        return sum;
+    }
+
+    /**
+     * out[o .. o+hd) = scale * sum_i p[i] * values[i*hd ..]. The output block stays in registers
+     * (four vectors at a time) while the entries stream by, instead of a load and store of the
+     * output per entry.
+     */
+    static void weightedValues(float[] p, int po, int count, float scale, float[] vals, int hd, float[] out, int o) {
+        int L = S.length(), d = 0;
+        for (; d + 4 * L <= hd; d += 4 * L) {
+            // even entries into a, odd ones into b: eight FMA chains instead of four, so the
+            // FMA latency no longer bounds the loop; a + b at the end (a fixed order)
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            int i = 0, r = d;
+            for (; i + 1 < count; i += 2, r += 2 * hd) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]), pj = FloatVector.broadcast(S, p[po + i + 1]);
+                a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
+                a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
+                a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
+                a3 = FloatVector.fromArray(S, vals, r + 3 * L).fma(pi, a3);
+                b0 = FloatVector.fromArray(S, vals, r + hd).fma(pj, b0);
+                b1 = FloatVector.fromArray(S, vals, r + hd + L).fma(pj, b1);
+                b2 = FloatVector.fromArray(S, vals, r + hd + 2 * L).fma(pj, b2);
+                b3 = FloatVector.fromArray(S, vals, r + hd + 3 * L).fma(pj, b3);
+            }
+            if (i < count) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]);
+                a0 = FloatVector.fromArray(S, vals, r).fma(pi, a0);
+                a1 = FloatVector.fromArray(S, vals, r + L).fma(pi, a1);
+                a2 = FloatVector.fromArray(S, vals, r + 2 * L).fma(pi, a2);
+                a3 = FloatVector.fromArray(S, vals, r + 3 * L).fma(pi, a3);
+            }
+            a0 = a0.add(b0);
+            a1 = a1.add(b1);
+            a2 = a2.add(b2);
+            a3 = a3.add(b3);
+            a0.mul(scale).intoArray(out, o + d);
+            a1.mul(scale).intoArray(out, o + d + L);
+            a2.mul(scale).intoArray(out, o + d + 2 * L);
+            a3.mul(scale).intoArray(out, o + d + 3 * L);
+        }
+        for (; d + L <= hd; d += L) {
+            FloatVector a0 = FloatVector.zero(S);
+            for (int i = 0, r = d; i < count; i++, r += hd) a0 = FloatVector.fromArray(S, vals, r).fma(FloatVector.broadcast(S, p[po + i]), a0);
+            a0.mul(scale).intoArray(out, o + d);
+        }
+        for (; d < hd; d++) {
+            float a = 0;
+            for (int i = 0, r = d; i < count; i++, r += hd) a += p[po + i] * vals[r];
+            out[o + d] = a * scale;
+        }
+    }
+
+    /**
+     * {@link #weightedValues} for two query heads that read the same values with the same count:
+     * out[o ..] from the weights at p[po ..] and out[o + hd ..] from those at p[po2 ..]. Every
+     * output is the same chains as there (even and odd entries, added, then scaled), so the same
+     * bits; each value vector is loaded once for both heads, which halves the loads per FMA's
+     * worth of work and the values' traffic from L2 (a 1B head's 320 entries are 80 KB, more than
+     * L1). Only for head dimensions of whole blocks of four vectors ({@link #pairsValues}).
+     */
+    static void weightedValuesPair(float[] p, int po, int po2, int count, float scale, float scale2, float[] vals, int hd, float[] out, int o) {
+        int L = S.length();
+        for (int d = 0; d < hd; d += 4 * L) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            FloatVector e0 = a0, e1 = a0, e2 = a0, e3 = a0, f0 = a0, f1 = a0, f2 = a0, f3 = a0;
+            int i = 0, r = d;
+            for (; i + 1 < count; i += 2, r += 2 * hd) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]), qi = FloatVector.broadcast(S, p[po2 + i]);
+                FloatVector v0 = FloatVector.fromArray(S, vals, r), v1 = FloatVector.fromArray(S, vals, r + L);
+                FloatVector v2 = FloatVector.fromArray(S, vals, r + 2 * L), v3 = FloatVector.fromArray(S, vals, r + 3 * L);
+                a0 = v0.fma(pi, a0); a1 = v1.fma(pi, a1); a2 = v2.fma(pi, a2); a3 = v3.fma(pi, a3);
+                e0 = v0.fma(qi, e0); e1 = v1.fma(qi, e1); e2 = v2.fma(qi, e2); e3 = v3.fma(qi, e3);
+                FloatVector pj = FloatVector.broadcast(S, p[po + i + 1]), qj = FloatVector.broadcast(S, p[po2 + i + 1]);
+                FloatVector w0 = FloatVector.fromArray(S, vals, r + hd), w1 = FloatVector.fromArray(S, vals, r + hd + L);
+                FloatVector w2 = FloatVector.fromArray(S, vals, r + hd + 2 * L), w3 = FloatVector.fromArray(S, vals, r + hd + 3 * L);
+                b0 = w0.fma(pj, b0); b1 = w1.fma(pj, b1); b2 = w2.fma(pj, b2); b3 = w3.fma(pj, b3);
+                f0 = w0.fma(qj, f0); f1 = w1.fma(qj, f1); f2 = w2.fma(qj, f2); f3 = w3.fma(qj, f3);
+            }
+            if (i < count) {
+                FloatVector pi = FloatVector.broadcast(S, p[po + i]), qi = FloatVector.broadcast(S, p[po2 + i]);
+                FloatVector v0 = FloatVector.fromArray(S, vals, r), v1 = FloatVector.fromArray(S, vals, r + L);
+                FloatVector v2 = FloatVector.fromArray(S, vals, r + 2 * L), v3 = FloatVector.fromArray(S, vals, r + 3 * L);
+                a0 = v0.fma(pi, a0); a1 = v1.fma(pi, a1); a2 = v2.fma(pi, a2); a3 = v3.fma(pi, a3);
+                e0 = v0.fma(qi, e0); e1 = v1.fma(qi, e1); e2 = v2.fma(qi, e2); e3 = v3.fma(qi, e3);
+            }
+            a0.add(b0).mul(scale).intoArray(out, o + d);
+            a1.add(b1).mul(scale).intoArray(out, o + d + L);
+            a2.add(b2).mul(scale).intoArray(out, o + d + 2 * L);
+            a3.add(b3).mul(scale).intoArray(out, o + d + 3 * L);
+            e0.add(f0).mul(scale2).intoArray(out, o + hd + d);
+            e1.add(f1).mul(scale2).intoArray(out, o + hd + d + L);
+            e2.add(f2).mul(scale2).intoArray(out, o + hd + d + 2 * L);
+            e3.add(f3).mul(scale2).intoArray(out, o + hd + d + 3 * L);
+        }
+    }
+
+    /**
+     * a[o + i] = silu(a[o + i]) * b[o + i] = a / (1 + e^-a) * b for i < n, a vector at a time with
+     * {@link Simd#exp} (the scalar Math.exp loop held 9% of a prefill-heavy JFR profile's samples); the
+     * row's last n % lanes units in scalar code.
+     */
+    static void swiglu(float[] a, float[] b, int o, int n) {
+        int i = 0;
+        for (int up = S.loopBound(n); i < up; i += S.length()) {
+            FloatVector g = FloatVector.fromArray(S, a, o + i);
+            FloatVector e = Simd.exp(g.neg());
+            g.div(e.add(1f)).mul(FloatVector.fromArray(S, b, o + i)).intoArray(a, o + i);
+        }
+        for (; i < n; i++) {
+            float g = a[o + i];
+            a[o + i] = g / (1f + (float) Math.exp(-g)) * b[o + i];
+        }
+    }
+
+    /** Whether {@link #weightedValuesPair} serves heads of {@code headDim}: whole blocks of four vectors. */
+    static boolean pairsValues(int headDim) {
+        return headDim % (4 * S.length()) == 0;
+    }
+
+    /** out = weight * x / rms(x), as llama2.c: 1 / sqrt(mean(x^2) + eps). */
+    static void rmsnorm(float[] out, int oOff, float[] x, int xOff, float[] weight, int n, float eps) {
+        float ss = Simd.dot(x, xOff, x, xOff, n);
+        ss = ss / n + eps;
+        ss = 1f / (float) Math.sqrt(ss);
+        for (int i = 0; i < n; i++) out[oOff + i] = weight[i] * (ss * x[xOff + i]);
+    }
+}

@@ -77,6 +77,24 @@ public record Blocks(Norms norms, Activation activation, float embeddingScale, f
         return w;
     }
 
+    /** The largest sliding window, 0 when every layer is global. */
+    public int maxWindow() {
+        int m = 0;
+        for (LayerAttention l : layers) m = Math.max(m, l.window());
+        return m;
+    }
+
+    /**
+     * Where a cache policy runs, in one line (for bench, chat and serve), or null when every layer
+     * is global: sliding-window layers keep their window, the policy manages the global ones.
+     */
+    public String policyScope() {
+        int sliding = slidingLayers();
+        if (sliding == 0) return null;
+        return "sliding-window layers: " + sliding + " of " + layers.size() + " keep their window of " + maxWindow()
+                + " tokens; the policy runs on the " + (layers.size() - sliding) + " global layers";
+    }
+
     /** Layers with a sliding window. */
     public int slidingLayers() {
         int n = 0;

@@ -19,8 +19,9 @@ import io.fdkvc.engine.tensor.Simd;
 import java.util.function.Consumer;
 
 /**
- * The forward pass of a Llama-family model ({@link Architecture}: llama, qwen2, qwen3) over a
- * bounded, policy-driven KV cache.
+ * The forward pass of a decoder-only transformer of any {@link Architecture} (llama, qwen2, qwen3,
+ * gemma3, phi3, mistral3, smollm3), composed from its {@link Blocks}, over a bounded,
+ * policy-driven KV cache.
  *
  * <p>A pass runs rows of tokens through every layer: a prefill chunk (one conversation, n
  * consecutive tokens, {@link #forward}) or one decode step of several conversations (one token
@@ -28,15 +29,18 @@ import java.util.function.Consumer;
  * is read once per pass, whatever the number of rows. Every pass goes through the same
  * {@link #layer}, which reads top to bottom:
  * <ol>
- *   <li>attention block: RMSNorm; the q/k/v projections (qwen2 adds biases); qwen3's per-head
- *       RMSNorm of q and k; the rows' keys and values appended to the layer's streams with the
- *       turn's query rows (pre-RoPE, see {@link KvCache}); grouped-query attention over each
- *       stream (keys not yet rotated rotated once into the cache's rotated copy, the rotated
- *       query against them, plus the policy's eq. 9 logit bias, softmax, weighted values; when
- *       the policy reads attention, each row's weights averaged over the KV group go to the cache,
- *       {@link KvCache#observe}); the output projection; the residual add;
- *   <li>feed-forward block: RMSNorm, the gate and up projections, SwiGLU, the down projection,
- *       the residual add.
+ *   <li>attention block: RMSNorm; the q/k/v projections (qwen2 adds biases); the per-head RMSNorm
+ *       of q and k (qwen3, gemma3); the rows' keys and values appended to the layer's streams
+ *       with the turn's query rows (pre-RoPE, see {@link KvCache}); grouped-query attention over
+ *       each stream (keys not yet rotated rotated once, by the layer's RoPE or none, into the
+ *       cache's rotated copy; the rotated query, times the attention temperature where there is
+ *       one, against them, scaled, plus the policy's eq. 9 logit bias; in a sliding-window layer
+ *       keys outside the window masked; softmax, weighted values; when the policy reads
+ *       attention, each row's weights averaged over the KV group go to the cache,
+ *       {@link KvCache#observe}); the output projection; the residual add (of the output
+ *       RMS-normalised again where the blocks normalise after, gemma3);
+ *   <li>feed-forward block: RMSNorm, the gate and up projections, SwiGLU or GeGLU, the down
+ *       projection, the residual add (likewise).
  * </ol>
  * The final RMSNorm and the classifier run on the rows whose logits are asked for.
  *

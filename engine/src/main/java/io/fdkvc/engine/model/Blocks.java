@@ -63,6 +63,16 @@ public record Blocks(Norms norms, Activation activation, float embeddingScale, f
         return new Blocks(Norms.PRE, Activation.SILU, 1f, (float) (1.0 / Math.sqrt(headDim)), uniform(layers, rope), null);
     }
 
+    /** These blocks with another attention per layer. */
+    public Blocks withLayers(List<LayerAttention> plan) {
+        return new Blocks(norms, activation, embeddingScale, queryScale, plan, temperature);
+    }
+
+    /** These blocks with an attention temperature. */
+    public Blocks withTemperature(AttentionTemperature t) {
+        return new Blocks(norms, activation, embeddingScale, queryScale, layers, t);
+    }
+
     /** {@code layers} global layers with the same RoPE. */
     static List<LayerAttention> uniform(int layers, Rope rope) {
         List<LayerAttention> l = new ArrayList<>(layers);

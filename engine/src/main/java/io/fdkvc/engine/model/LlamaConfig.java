@@ -42,8 +42,7 @@ public record LlamaConfig(String architecture, int dim, int hiddenDim, int layer
         java.util.List<Blocks.LayerAttention> plan = new java.util.ArrayList<>(layers);
         for (Blocks.LayerAttention a : blocks.layers())
             plan.add(new Blocks.LayerAttention(a.window(), a.rope() == null ? null : a.rope().forContext(context)));
-        return withBlocks(new Blocks(blocks.norms(), blocks.activation(), blocks.embeddingScale(), blocks.queryScale(), plan,
-                blocks.temperature()));
+        return withBlocks(blocks.withLayers(plan));
     }
 
     /** This config with other blocks. */

@@ -20,7 +20,6 @@ public record Mistral3Architecture() implements Architecture {
         if (beta == 0) return plain;
         if (!(beta > 0 && Float.isFinite(beta))) throw m.fail("mistral3.attention.temperature_scale = " + beta + " is not a positive number");
         int length = m.positiveInt("rope.scaling.original_context_length", m.positiveInt("context_length", -1));
-        return new Blocks(plain.norms(), plain.activation(), plain.embeddingScale(), plain.queryScale(), plain.layers(),
-                new Blocks.AttentionTemperature(beta, length));
+        return plain.withTemperature(new Blocks.AttentionTemperature(beta, length));
     }
 }

@@ -20,9 +20,8 @@ public record SmolLM3Architecture() implements Architecture {
 
     @Override
     public Blocks blocks(ModelMetadata m, int layers, int dim, int heads, int headDim, Rope global) {
-        Blocks plain = Blocks.plain(layers, headDim, global);
         List<Blocks.LayerAttention> plan = new ArrayList<>(layers);
         for (int l = 0; l < layers; l++) plan.add(new Blocks.LayerAttention(0, (l + 1) % NO_ROPE_STEP == 0 ? null : global));
-        return new Blocks(plain.norms(), plain.activation(), plain.embeddingScale(), plain.queryScale(), plan, null);
+        return Blocks.plain(layers, headDim, global).withLayers(plan);
     }
 }

@@ -42,8 +42,12 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code -DserveBench.warmup=N} turns of min(C, 4) unmeasured conversations first (default 30:
  * enough for the JIT to compile the paths one conversation takes on the SmolLM2 shape, so that
  * the measured turns are in steady state);
- * {@code -DserveBench.message=TEXT} the user messages' text (the script's {@code SERVE_BENCH_WARMUP}
- * and {@code SERVE_BENCH_MESSAGE}).
+ * {@code -DserveBench.message=TEXT} the user messages' text;
+ * {@code -DserveBench.historyChars=N} (default 0: the whole history) resends only the most recent
+ * turns whose messages hold at most N characters together, besides the new message, as a client
+ * of a server with a bounded context must (llama-server refuses a prompt longer than its slot's
+ * context); the oldest user and assistant pair goes first (the script's {@code SERVE_BENCH_WARMUP},
+ * {@code SERVE_BENCH_MESSAGE} and {@code SERVE_BENCH_HISTORY_CHARS}).
  */
 public final class ServeLoad {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -53,6 +57,9 @@ public final class ServeLoad {
      */
     private static final String USER_TEXT = System.getProperty("serveBench.message",
             "tell me what the little cat did next in the garden.");
+
+    /** {@code -DserveBench.historyChars}: characters of earlier turns resent with each message; 0 for all of them. */
+    private static final String HISTORY_CHARS = System.getProperty("serveBench.historyChars", "0");
 
     private ServeLoad() {}
 
@@ -288,10 +295,25 @@ public final class ServeLoad {
         }
     }
 
+    /**
+     * Removes the oldest user and assistant pairs of {@code messages} until those before its last
+     * (the new user message) hold at most {@code chars} characters of content.
+     */
+    static void dropOldestTurns(ArrayNode messages, int chars) {
+        long held = 0;
+        for (int i = 0; i < messages.size() - 1; i++) held += messages.get(i).get("content").asString().length();
+        while (held > chars && messages.size() > 2) {
+            held -= messages.get(0).get("content").asString().length() + messages.get(1).get("content").asString().length();
+            messages.remove(0);
+            messages.remove(0);
+        }
+    }
+
     /** How the measured conversations' user messages start, and the warm-up's (distinct, so that no server's prefix cache carries a warm-up turn into a measured one). */
     static final String MEASURED_PREFIX = "Conversation", WARMUP_PREFIX = "Warm-up conversation";
 
     static Result drive(String base, long pid, int conversations, int turns, int maxTokens, long maxSeconds, String prefix) throws Exception {
+        int historyChars = count(HISTORY_CHARS, "SERVE_BENCH_HISTORY_CHARS", 0);
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
         long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
         int total = conversations * turns;
@@ -319,6 +341,7 @@ public final class ServeLoad {
                 ArrayNode messages = body.putArray("messages");
                 for (int k = 0; k < turns && System.nanoTime() < deadline; k++) {
                     messages.addObject().put("role", "user").put("content", prefix + " " + conv + ", turn " + k + ": " + USER_TEXT);
+                    if (historyChars > 0) dropOldestTurns(messages, historyChars);
                     long start = System.nanoTime();
                     try {
                         HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))

@@ -45,6 +45,86 @@ public final class Q4_KTensor extends MinKQuantTensor {
 
     @Override
     float dot(int row, float[] xp, float[] xs) {
+        return UNIFORM_LOADS ? dotUniform(row, xp, xs) : dotMixed(row, xp, xs);
+    }
+
+    /**
+     * Whether each int load of nibbles lies within one 32-byte chunk, so that all its lanes
+     * belong to the same two sub-blocks (the low nibbles' and the high nibbles'): with 4 or 8
+     * lanes; with 16 a load spans two chunks.
+     */
+    static final boolean UNIFORM_LOADS = 4 * L <= 32;
+
+    /**
+     * Lane shifts that place byte j of an int holding four mins in the low bits of lane j (mins
+     * of sub-blocks 0-3 in one int, 4-7 in another): {@link #dotUniform}'s one vector of the
+     * eight mins (two with 4 lanes).
+     */
+    private static final IntVector MIN_SHIFT = IntVector.fromArray(I, new int[] {0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24, 0, 8, 16, 24}, 0);
+    private static final VectorMask<Integer> UPPER_FOUR = VectorMask.fromLong(I, 0xF0L);
+
+    /**
+     * Floats of sums {@link #prepare} writes: the lane sums {@link #dotMixed} reads (one per four
+     * weights), then, for {@link #dotUniform}, the sum of x over each sub-block of 32 weights.
+     */
+    @Override
+    int sumsLength() {
+        return cols / 4 + cols / 32;
+    }
+
+    @Override
+    void prepare(float[] x, int xOff, float[] xp, float[] xs) {
+        super.prepare(x, xOff, xp, xs);
+        if (UNIFORM_LOADS) Simd.groupSumsInto(x, xOff, cols, 32, xs, cols / 4);
+    }
+
+    /**
+     * The kernel with 4 or 8 lanes: every lane of (int load u, nibble n) has sub-block
+     * j = 2c + n, c = 4Lu / 32, so its scale is one scalar, broadcast, where {@link #dotMixed}
+     * extracts it lane by lane (five vector operations per load and nibble); and the mins term
+     * of the super-block, the sum over j of min_j times the sum of x over sub-block j, is one
+     * product of a vector of the eight mins with the eight sums {@link #prepare} wrote (where
+     * {@link #dotMixed} spends another six per load and nibble). The scale term keeps the same
+     * operations in the same order, so the same bits; the mins term is summed in another order.
+     */
+    private float dotUniform(int row, float[] xp, float[] xs) {
+        MemorySegment s = seg;
+        long p = rowStart(row);
+        int subs = cols / 4;
+        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F);
+        for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
+            float d = Float.float16ToFloat(s.get(SHORT_LE, p));
+            float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
+            int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
+            long sc = (scalesLo(s0) & 0xFFFFFFFFL) | (long) scalesHi(s0, s2) << 32;
+            FloatVector bs = FloatVector.zero(F);
+            for (int u = 0; u < U; u++) {
+                IntVector q = IntVector.fromMemorySegment(I, s, p + 16 + 4 * L * u, LE);
+                int c = (4 * L * u) >> 5;
+                for (int n = 0; n < 2; n++) {
+                    int v = b * QK + 4 * (u * 2 + n) * L;
+                    IntVector qn = q.lanewise(VectorOperators.LSHR, 4 * n);
+                    FloatVector sm = FloatVector.zero(F);
+                    for (int m = 0; m < 4; m++) {
+                        sm = Simd.intsToFloats(qn.and(0xF << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
+                    }
+                    bs = FloatVector.broadcast(F, (float) sub(sc, 2 * c + n)).fma(sm, bs);
+                }
+            }
+            acc = bs.fma(FloatVector.broadcast(F, d), acc);
+            // the eight mins: sub-blocks 0-3 from minsLo, 4-7 from minsHi, in lanes 0-7
+            int mLo = minsLo(s1), mHi = minsHi(s1, s2);
+            for (int k = 0; k < 8; k += L) {
+                IntVector mw = L == 4 ? IntVector.broadcast(I, k == 0 ? mLo : mHi)
+                        : IntVector.broadcast(I, mLo).blend(IntVector.broadcast(I, mHi), UPPER_FOUR);
+                FloatVector mins = Simd.intsToFloats(mw.lanewise(VectorOperators.LSHR, MIN_SHIFT).and(0xFF));
+                mAcc = mins.mul(FloatVector.fromArray(F, xs, subs + 8 * b + k)).fma(FloatVector.broadcast(F, dmin), mAcc);
+            }
+        }
+        return Simd.sum(acc.sub(mAcc));
+    }
+
+    private float dotMixed(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
         // Per super-block: bs = sum over lanes of scale * (q . x), ms = sum of min * (sum of x);

@@ -120,7 +120,7 @@ public final class Q6_KTensor extends PreparedXTensor {
                 int h = (4 * L * u) >> 6;
                 for (int n = 0; n < 2; n++) {
                     int t = (u * 2 + n) * L, v = b * QK + 4 * t;
-                    IntVector hb = qh.lanewise(VectorOperators.ROL, IntVector.fromArray(I, HIGH_ROT, t));
+                    IntVector hb = highBits(qh, t, u, n);
                     IntVector q6 = ql.lanewise(VectorOperators.LSHR, 4 * n).and(0x0F0F0F0F).or(hb.and(0x30303030));
                     FloatVector sm = FloatVector.fromArray(F, xs, b * 64 + t);   // the -32 offsets
                     for (int m = 0; m < 4; m++) {
@@ -135,6 +135,20 @@ public final class Q6_KTensor extends PreparedXTensor {
             acc = bs.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
         }
         return Simd.sum(acc);
+    }
+
+    /**
+     * qh with the high bits of (int load u, nibble n) at bits 4-5 of every byte (other bits are
+     * masked off by the caller). With 4 or 8 lanes every lane of a load has the same k
+     * ({@code k = u & 1} at 8 lanes), so the rotation is one shift by a constant, left or right
+     * (AVX2 has no vector rotation: a variable rotation is two shifts, an OR and the shift counts'
+     * load); with 16 lanes it differs from lane to lane. Shifting instead of rotating changes
+     * only bits outside the mask.
+     */
+    private static IntVector highBits(IntVector qh, int t, int u, int n) {
+        if (L > 8) return qh.lanewise(VectorOperators.ROL, IntVector.fromArray(I, HIGH_ROT, t));
+        int k = ((4 * L * u) & 63) >> 5, shift = 4 - 4 * n - 2 * k;
+        return shift >= 0 ? qh.lanewise(VectorOperators.LSHL, shift) : qh.lanewise(VectorOperators.LSHR, -shift);
     }
 
     @Override

@@ -148,24 +148,18 @@ public final class Simd {
         return s;
     }
 
-    private static final ThreadLocal<float[]> GROUP_SUMS = ThreadLocal.withInitial(() -> new float[256]);
-
     /**
-     * The sums of {@code x[xOff .. xOff + n)} per group of {@code group} (a multiple of L), in a
-     * per-thread array (valid until the thread's next call): lane-wise adds, then the fixed fold
-     * of {@link #sum}, so the same x gives the same bits on every thread and in every tier.
+     * out[outOff + g] = the sum of {@code x[xOff + g * group ..]}'s {@code group} floats (a
+     * multiple of L) for each of the n / group groups: lane-wise adds, then the fixed fold of
+     * {@link #sum}, so the same x gives the same bits on every thread and in every tier.
      */
-    static float[] groupSums(float[] x, int xOff, int n, int group) {
-        float[] out = GROUP_SUMS.get();
-        int groups = n / group;
-        if (out.length < groups) GROUP_SUMS.set(out = new float[groups]);
-        for (int g = 0; g < groups; g++) {
+    static void groupSumsInto(float[] x, int xOff, int n, int group, float[] out, int outOff) {
+        for (int g = 0, groups = n / group; g < groups; g++) {
             int o = xOff + g * group;
             FloatVector a = FloatVector.fromArray(F, x, o);
             for (int i = L; i < group; i += L) a = a.add(FloatVector.fromArray(F, x, o + i));
-            out[g] = sum(a);
+            out[outOff + g] = sum(a);
         }
-        return out;
     }
 
     /** Signed bytes to floats: part {@code k} (lanes k*L .. k*L+L-1) of a byte vector. */

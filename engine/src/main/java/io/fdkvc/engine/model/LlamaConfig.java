@@ -45,6 +45,23 @@ public record LlamaConfig(String architecture, int dim, int hiddenDim, int layer
         return withBlocks(blocks.withLayers(plan));
     }
 
+    /**
+     * The record's usual text, with {@code blocks} only where they are not the plain block the
+     * other fields imply: so the text of a llama, qwen2 or qwen3 config (which stored sessions'
+     * model fingerprints hash) is what it was before configs carried blocks.
+     */
+    @Override
+    public String toString() {
+        String plain = "LlamaConfig[architecture=" + architecture + ", dim=" + dim + ", hiddenDim=" + hiddenDim + ", layers="
+                + layers + ", heads=" + heads + ", kvHeads=" + kvHeads + ", headDim=" + headDim + ", vocabSize=" + vocabSize
+                + ", contextLength=" + contextLength + ", normEps=" + normEps + ", ropeTheta=" + ropeTheta + ", ropeScaling="
+                + ropeScaling + ", ropeScaleFactor=" + ropeScaleFactor + ", ropeOrigContext=" + ropeOrigContext + ", ropeNeox="
+                + ropeNeox + ", tiedEmbeddings=" + tiedEmbeddings;
+        boolean isPlain = layers > 0 && headDim >= 2 && headDim % 2 == 0
+                && blocks.equals(Blocks.plain(layers, headDim, Rope.of(ropeTheta, headDim, ropeScaling, ropeScaleFactor, ropeOrigContext)));
+        return plain + (isPlain ? "" : ", blocks=" + blocks) + "]";
+    }
+
     /** This config with other blocks. */
     public LlamaConfig withBlocks(Blocks b) {
         return new LlamaConfig(architecture, dim, hiddenDim, layers, heads, kvHeads, headDim, vocabSize, contextLength,

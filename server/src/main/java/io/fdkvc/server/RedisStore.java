@@ -63,11 +63,11 @@ final class RedisStore implements SharedSessionStore {
             if t ~= 'hash' then return {1, -1} end
             return {1, tonumber(redis.call('HGET', KEYS[1], 'version')) or -1}
             """);
-    // KEYS: lease; ARGV: owner, ttl ms -> 1 held (again), 0 another server holds it
+    // KEYS: lease; ARGV: owner, ttl ms -> 1 extended, 0 not this server's (any more). A lease is never
+    // taken again here: a renewal racing with the end of the request must not leave a lease behind
     private static final byte[] RENEW_SCRIPT = bytes("""
-            local h = redis.call('GET', KEYS[1])
-            if h and h ~= ARGV[1] then return 0 end
-            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+            redis.call('PEXPIRE', KEYS[1], ARGV[2])
             return 1
             """);
     // KEYS: lease; ARGV: owner
@@ -308,7 +308,7 @@ final class RedisStore implements SharedSessionStore {
         }
     }
 
-    /** Renews every lease this server holds; one that another server holds now is given up (its writes are refused). */
+    /** Renews every lease this server holds; one that expired or another server holds now is given up (its writes are fenced). */
     private void renewAll() {
         for (String id : held) {
             try {

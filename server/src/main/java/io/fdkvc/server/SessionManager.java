@@ -632,7 +632,12 @@ final class SessionManager {
         for (Entry x : lru) {
             if (live <= maxLive) break;
             if (!x.live() || x.busy || x.unstored) continue; // an unstored session's only current state is in memory
-            if (store != null) {
+            if (shared != null) {
+                // the store holds it, and what this server knew of it is re-read at its next lease
+                unindex(x);
+                entries.remove(x.id);
+                x.conversation = null;
+            } else if (store != null) {
                 // already written after its last turn: only memory is released
                 x.conversation = null;
                 x.kvBytes = 0;

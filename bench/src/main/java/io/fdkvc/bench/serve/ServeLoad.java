@@ -47,7 +47,11 @@ import tools.jackson.databind.node.ObjectNode;
  * turns whose messages hold at most N characters together, besides the new message, as a client
  * of a server with a bounded context must (llama-server refuses a prompt longer than its slot's
  * context); the oldest user and assistant pair goes first (the script's {@code SERVE_BENCH_WARMUP},
- * {@code SERVE_BENCH_MESSAGE} and {@code SERVE_BENCH_HISTORY_CHARS}).
+ * {@code SERVE_BENCH_MESSAGE} and {@code SERVE_BENCH_HISTORY_CHARS});
+ * {@code -DserveBench.retrySeconds=S} sends a failed turn again (every 250 ms, for at most S seconds
+ * from its first failure) instead of ending the conversation, and reports how long failed turns
+ * took to be answered and whether every acknowledged turn is in the server's session (the
+ * scale-out script's failover run).
  */
 public final class ServeLoad {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -58,6 +62,7 @@ public final class ServeLoad {
     private static final String USER_TEXT = System.getProperty("serveBench.message",
             "tell me what the little cat did next in the garden.");
 
+    private static final long RETRY_NANOS = (long) (Double.parseDouble(System.getProperty("serveBench.retrySeconds", "0")) * 1e9);
     /** {@code -DserveBench.historyChars}: characters of earlier turns resent with each message; 0 for all of them. */
     private static final String HISTORY_CHARS = System.getProperty("serveBench.historyChars", "0");
 
@@ -78,6 +83,11 @@ public final class ServeLoad {
     }
 
     private static void bench(String[] args) throws Exception {
+        if (args.length == 3 && args[0].equals("--write-synthetic")) {
+            // the scale-out script's replicas all serve one model file
+            SyntheticModels.writeGguf(SyntheticModels.model(args[1], null), Path.of(args[2]));
+            return;
+        }
         if (args.length < 6) {
             throw new InputException("usage: scripts/serve-bench C T MAX_TOKENS MAX_SECONDS "
                     + "((--model FILE | --synthetic NAME) [serve options...] | --url http://127.0.0.1:PORT [--pid PID])");
@@ -91,6 +101,8 @@ public final class ServeLoad {
             External server = External.parse(serve);
             server.check();
             if (warmup > 0) drive(server.base(), server.pid(), Math.min(c, 4), warmup, maxTokens, maxSeconds, WARMUP_PREFIX);
+            System.out.println("serve-bench: measured run starts");
+            System.out.flush();
             drive(server.base(), server.pid(), c, t, maxTokens, maxSeconds, MEASURED_PREFIX).print(c, t, maxTokens, String.join(" ", serve));
             return;
         }
@@ -328,6 +340,10 @@ public final class ServeLoad {
         for (int k = 0; k < turns; k++) finishedTurn[k] = new AtomicInteger();
         long[] rssAtTurn = new long[turns];
         List<String> errorSamples = java.util.Collections.synchronizedList(new ArrayList<>());
+        String[] sessionIds = new String[conversations];
+        int[] acknowledged = new int[conversations];
+        AtomicInteger retried = new AtomicInteger();
+        AtomicLong longestGap = new AtomicLong();
         long t0 = System.nanoTime();
         List<Thread> threads = new ArrayList<>();
         for (int ci = 0; ci < conversations; ci++) {
@@ -339,6 +355,7 @@ public final class ServeLoad {
                 body.put("stream", true);
                 body.putObject("stream_options").put("include_usage", true);
                 ArrayNode messages = body.putArray("messages");
+                long failedSince = 0;
                 for (int k = 0; k < turns && System.nanoTime() < deadline; k++) {
                     messages.addObject().put("role", "user").put("content", prefix + " " + conv + ", turn " + k + ": " + USER_TEXT);
                     if (historyChars > 0) dropOldestTurns(messages, historyChars);
@@ -380,16 +397,56 @@ public final class ServeLoad {
                         latencyAt[conv][k] = end - start;
                         generated.addAndGet(tokens);
                         messages.addObject().put("role", "assistant").put("content", reply.text.toString());
+                        sessionIds[conv] = r.headers().firstValue("X-Session-Id").orElse(sessionIds[conv]);
+                        acknowledged[conv] = k + 1;
+                        if (failedSince != 0) {
+                            long gap = end - failedSince;
+                            longestGap.accumulateAndGet(gap, Math::max);
+                            failedSince = 0;
+                        }
                     } catch (Exception e) {
                         errors.incrementAndGet();
                         if (errorSamples.size() < 5) errorSamples.add(e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
-                        return;
+                        long now = System.nanoTime();
+                        if (failedSince == 0) {
+                            failedSince = now;
+                            if (RETRY_NANOS > 0) retried.incrementAndGet();
+                        }
+                        if (now - failedSince >= RETRY_NANOS || now >= deadline) return;
+                        // the same turn again: the server rolled it back (or never saw it)
+                        messages.remove(messages.size() - 1);
+                        k--;
+                        try {
+                            Thread.sleep(250);
+                        } catch (InterruptedException x) {
+                            return;
+                        }
+                        continue;
                     }
                     if (finishedTurn[k].incrementAndGet() == conversations) rssAtTurn[k] = rss(pid);
                 }
             }));
         }
         for (Thread th : threads) th.join();
+        if (RETRY_NANOS > 0 && prefix.equals(MEASURED_PREFIX)) {
+            // every acknowledged turn must be in the session the server holds for the conversation
+            long stored = 0, acked = 0;
+            int missing = 0;
+            for (int ci = 0; ci < conversations; ci++) {
+                acked += acknowledged[ci];
+                if (sessionIds[ci] == null) continue;
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/" + sessionIds[ci])).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() != 200) {
+                    missing++;
+                    continue;
+                }
+                stored += Math.min(acknowledged[ci], JSON.readTree(r.body()).path("turns").asInt());
+            }
+            System.out.printf(Locale.ROOT, "failover: %d turns failed and were sent again, the longest until answered %.0f ms;"
+                    + " turns acknowledged %d, in the stored sessions %d, lost %d; sessions not found %d%n", retried.get(),
+                    longestGap.get() / 1e6, acked, stored, acked - stored, missing);
+        }
         client.close();
         double seconds = (System.nanoTime() - t0) / 1e9;
         int n = done.get();

@@ -3,7 +3,7 @@
 # (scripts/serve-bench's conversations: C concurrent x T turns, greedy, streamed), for each C in CS,
 # the three servers in turn (llama-server, FD-KVC, window), ROUNDS rounds; the load generator's reports go to
 # OUT/{llama,window,fdkvc}-ROUND-C.txt and one line per run to OUT/runs.txt.
-# usage: [CS="1 4 16" T=30 BUDGET=256 TURN=256 MAX_TOKENS=64 LLAMA_ARGS="-fa off" WARMUP=30 LLAMA_WARMUP=4] \
+# usage: [CS="1 4 16" T=30 BUDGET=256 TURN=256 MAX_TOKENS=64 LLAMA_ARGS="-fa off --cache-reuse 16" WARMUP=30 LLAMA_WARMUP=4] \
 #        bench/llamacpp/server-side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS MODEL.gguf
 # MODEL: a file both read, e.g. the synthetic SmolLM2-135M Q8_0 that
 #   ./fdkvc bench --synthetic smollm2-135m --quant Q8_0 --save FILE --turns 1 --warmup 0 --prompt-tokens 4 --jit-warmup 0
@@ -17,13 +17,15 @@
 #            BUDGET + TURN tokens per slot (llama.cpp rounds a slot's context up to a multiple of 256:
 #            512 is its smallest above 256 plus a turn); it refuses a prompt longer than that, so its client
 #            resends only the latest turns of at most BUDGET characters (SERVE_BENCH_HISTORY_CHARS),
-#            and context shift handles a reply that runs past the slot's end; the chat template is
-#            plain.jinja, our 'plain' format in Jinja
+#            and context shift handles a reply that runs past the slot's end; with the oldest turn
+#            dropped the prompt's prefix changes, and --cache-reuse 16 lets llama-server shift the
+#            cached chunks it still has into place rather than prefill them again; the chat template
+#            is plain.jinja, our 'plain' format in Jinja
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -eq 4 ] || { echo "usage: bench/llamacpp/server-side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS MODEL.gguf" >&2; exit 2; }
 ls=$1/bin/llama-server out=$2 rounds=$3 model=$4
-CS=${CS:-1 4 16} T=${T:-30} WARMUP=${WARMUP:-30} LLAMA_WARMUP=${LLAMA_WARMUP:-4} BUDGET=${BUDGET:-256} TURN=${TURN:-256} MAX_TOKENS=${MAX_TOKENS:-64} LLAMA_ARGS=${LLAMA_ARGS:--fa off}
+CS=${CS:-1 4 16} T=${T:-30} WARMUP=${WARMUP:-30} LLAMA_WARMUP=${LLAMA_WARMUP:-4} BUDGET=${BUDGET:-256} TURN=${TURN:-256} MAX_TOKENS=${MAX_TOKENS:-64} LLAMA_ARGS=${LLAMA_ARGS:--fa off --cache-reuse 16}
 port=${PORT:-8090}
 [ -x "$ls" ] || { echo "server-side-by-side: no llama-server at $ls (see bench/llamacpp/README.md)" >&2; exit 2; }
 [ -f "$model" ] || { echo "server-side-by-side: no model file $model" >&2; exit 2; }

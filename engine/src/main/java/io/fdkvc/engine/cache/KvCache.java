@@ -73,6 +73,8 @@ public final class KvCache {
     private final float[][] ring;
     private final int[][] ringCount;
     private boolean pastContextWarned;
+    // auto positions: original below this position, cache positions from it on
+    private long originalLimit = Long.MAX_VALUE;
 
     private int pending;       // tokens appended since the last update
     private long nextPosition; // true position of the next token
@@ -122,7 +124,7 @@ public final class KvCache {
         evictedPerStream = new long[n];
         rotated = new float[n][];
         rotatedValid = new int[n];
-        positionsBefore = positions == PositionMode.ORIGINAL ? new long[n][] : null;
+        positionsBefore = positions != PositionMode.CACHE ? new long[n][] : null;
         boolean mod = false, unb = false, obs = false;
         int recent = 0;
         for (int i = 0; i < n; i++) {
@@ -202,7 +204,30 @@ public final class KvCache {
     public int group() { return group; }
     public int maxTurnTokens() { return maxTurnTokens; }
     public PolicySpec spec() { return spec; }
-    public PositionMode positionMode() { return positions; }
+    /**
+     * The positions attention gives entries now: {@link PositionMode#ORIGINAL} or
+     * {@link PositionMode#CACHE} ({@link PositionMode#AUTO} is original below the context limit,
+     * cache from it on). Constant during a forward pass: the limit is only crossed at its end.
+     */
+    public PositionMode positionMode() {
+        if (positions != PositionMode.AUTO) return positions;
+        return nextPosition < originalLimit ? PositionMode.ORIGINAL : PositionMode.CACHE;
+    }
+
+    /** The positions the cache was made with (possibly {@link PositionMode#AUTO}). */
+    public PositionMode positionSetting() { return positions; }
+
+    /**
+     * With {@link PositionMode#AUTO}: keep original positions while every position is below
+     * {@code contextLength} (the model's trained context), cache positions from there on. The
+     * session sets it; no effect in the other modes.
+     */
+    public void limitOriginalPositions(long contextLength) {
+        if (contextLength < 1) throw new IllegalArgumentException("context length must be >= 1, got " + contextLength);
+        boolean wasOriginal = positionMode() == PositionMode.ORIGINAL;
+        originalLimit = contextLength;
+        if (wasOriginal != (positionMode() == PositionMode.ORIGINAL)) java.util.Arrays.fill(rotatedValid, 0);
+    }
     /** Whether any stream's policy writes a non-zero logit bias (eq. 9). */
     public boolean modulated() { return modulated; }
     /** Whether the streams grow without bound (the full policy). */
@@ -211,8 +236,15 @@ public final class KvCache {
     public boolean observing() { return observing; }
     /** Tokens appended since the last policy update. */
     public int pending() { return pending; }
-    /** Tokens that may still be appended before the policy must run. */
-    public int headroom() { return maxTurnTokens - pending; }
+    /**
+     * Tokens that may still be appended before the policy must run; with {@link PositionMode#AUTO}
+     * positions, no more than reach the context limit, so that no chunk straddles it.
+     */
+    public int headroom() {
+        int room = maxTurnTokens - pending;
+        if (positions == PositionMode.AUTO && nextPosition < originalLimit) room = (int) Math.min(room, originalLimit - nextPosition);
+        return room;
+    }
     /** True position of the next token (tokens processed so far). */
     public long nextPosition() { return nextPosition; }
     /** Policy updates so far (turns and chunks). */
@@ -332,8 +364,11 @@ public final class KvCache {
     /** Marks {@code n} appended tokens (every layer done) as part of the turn in progress. */
     public void advance(int n) {
         if (n < 0 || pending + n > maxTurnTokens) throw new IllegalStateException("advance " + n + " with " + pending + " pending");
+        boolean wasOriginal = positionMode() == PositionMode.ORIGINAL;
         pending += n;
         nextPosition += n;
+        // auto positions reached the context's end: every survivor is rotated again, at its slot
+        if (wasOriginal && positionMode() != PositionMode.ORIGINAL) java.util.Arrays.fill(rotatedValid, 0);
     }
 
     /**
@@ -359,7 +394,7 @@ public final class KvCache {
             int sizeBefore = st.size();
             turns[s].set(turnQueries[s], pending, null);
             if (observing) finishObservation(s, sizeBefore);
-            if (positionsBefore != null) {
+            if (positionsBefore != null && positionMode() == PositionMode.ORIGINAL) {
                 if (positionsBefore[s].length < sizeBefore) positionsBefore[s] = new long[st.capacity()];
                 System.arraycopy(st.positions(), 0, positionsBefore[s], 0, sizeBefore);
             }
@@ -403,7 +438,7 @@ public final class KvCache {
         KvStream st = streams[s];
         long[] pos = st.positions();
         int size = st.size();
-        if (positionsBefore == null) {
+        if (positionMode() == PositionMode.CACHE) {
             LongList ev = st.evicted();
             long first = Long.MAX_VALUE;
             for (int i = 0; i < ev.size(); i++) first = Math.min(first, ev.get(i));
@@ -579,6 +614,7 @@ public final class KvCache {
      * else restore a {@link #snapshot()} taken before that update.
      */
     public void discardPending() {
+        boolean wasOriginal = positionMode() == PositionMode.ORIGINAL;
         for (int i = 0; i < streams.length; i++) {
             KvStream s = streams[i];
             s.truncate(s.scored());
@@ -588,6 +624,8 @@ public final class KvCache {
         }
         nextPosition -= pending;
         pending = 0;
+        // auto positions back below the context's end: the rows rotated at slots are stale
+        if (wasOriginal != (positionMode() == PositionMode.ORIGINAL)) java.util.Arrays.fill(rotatedValid, 0);
     }
 
     /**

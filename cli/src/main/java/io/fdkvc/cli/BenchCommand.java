@@ -152,6 +152,8 @@ public final class BenchCommand implements Callable<Integer> {
                     "model %s: %s, %d layers, dim %d, %d heads / %d KV heads, hidden %d, vocab %d, weights %s",
                     name, c.architecture(), c.layers(), c.dim(), c.heads(), c.kvHeads(), c.hiddenDim(), c.vocabSize(),
                     m.weights().wq()[0].type()));
+            String scope = c.blocks().policyScope();
+            if (scope != null) out.println(scope + " (entries/stream: the largest stream of any layer)");
             out.println(String.format(Locale.ROOT,
                     "threads %d, prefill chunk %d, positions %s, max turn tokens %d; %d turns of %d prompt + %d generated tokens, first %d not reported, after at least %d JIT warm-up turns",
                     llama.threads(), engine.batch, engine.positionMode().label(), engine.maxTurnTokens, turns, promptTokens,

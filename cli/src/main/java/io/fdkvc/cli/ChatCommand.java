@@ -80,6 +80,8 @@ public final class ChatCommand implements Callable<Integer> {
             Tokenizer tok = Tokenizers.from(m.vocabulary());
             PrintWriter err = spec.commandLine().getErr();
             ChatTemplate tpl = template.select(m.vocabulary(), err, "chat");
+            String scope = m.config().blocks().policyScope();
+            if (scope != null) err.println("chat: " + scope);
             int[] stopIds = tpl.stopTokens(tok);
             Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
             Session session = engine.newSession(llama, ps);

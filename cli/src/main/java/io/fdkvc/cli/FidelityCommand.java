@@ -80,8 +80,9 @@ public final class FidelityCommand implements Callable<Integer> {
     @Option(names = "--budget", paramLabel = "N", split = ",", description = "budgets (repeatable; default: 32, 64, 128)")
     List<Integer> budgets;
 
-    @Option(names = "--positions", paramLabel = "cache|original|both",
-            description = "RoPE positions of the bounded caches; default: " + PositionMode.DEFAULT_LABEL + ", what chat and serve use")
+    @Option(names = "--positions", paramLabel = "auto|original|cache|both",
+            description = "RoPE positions of the bounded caches (both: cache and original); default: " + PositionMode.DEFAULT_LABEL
+                    + ", what chat and serve use")
     String positions;
 
     @Option(names = {"-p", "--param"}, paramLabel = "NAME=VALUE",
@@ -189,7 +190,7 @@ public final class FidelityCommand implements Callable<Integer> {
         try {
             return List.of(PositionMode.parse(positions));
         } catch (io.fdkvc.core.param.ParameterException e) {
-            throw new InputException("--positions: must be cache, original or both, got '" + io.fdkvc.core.Untrusted.excerpt(positions) + "'");
+            throw new InputException("--positions: must be auto, original, cache or both, got '" + io.fdkvc.core.Untrusted.excerpt(positions) + "'");
         }
     }
 

@@ -156,6 +156,8 @@ public final class ServeCommand implements Callable<Integer> {
                         engine.maxTurnTokens, engine.positionMode()));
                 out.println("fdkvc serve: ready: " + id + ", policy " + ps + ", template " + tpl.id()
                         + (server.storeWhere() == null ? "" : ", sessions in " + server.storeWhere()));
+                String scope = m.config().blocks().policyScope();
+                if (scope != null) out.println("fdkvc serve: " + scope);
                 out.flush();
                 Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
                 stop.await();

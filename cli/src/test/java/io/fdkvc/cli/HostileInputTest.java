@@ -41,7 +41,7 @@ class HostileInputTest {
         a.add(row(2, "fdkvc chat: --threads: must be in [1, 1024], got 100000", "chat", "--model", MODEL, "--threads", "100000"));
         a.add(row(2, "fdkvc generate: --threads: must be in [1, 1024], got 0", "generate", "--model", MODEL, "--threads", "0"));
         a.add(row(2, "fdkvc generate: --max-tokens: must be in [0, 16777216], got -1", "generate", "--model", MODEL, "--max-tokens", "-1"));
-        a.add(row(2, "fdkvc generate: --positions: must be 'original' or 'cache', got 'slot'", "generate", "--model", MODEL, "--positions", "slot"));
+        a.add(row(2, "fdkvc generate: --positions: must be 'auto', 'original' or 'cache', got 'slot'", "generate", "--model", MODEL, "--positions", "slot"));
         a.add(row(2, "fdkvc generate: --top-p: must be in (0, 1], got 2.0", "generate", "--model", MODEL, "--top-p", "2"));
         a.add(row(2, "fdkvc chat: -p sinks: must be in 0..budget-1 = 0..2, got 5", "chat", "--model", MODEL, "--policy", "streaming", "--budget", "3", "-p", "sinks=5"));
         a.add(row(2, "fdkvc chat: -p gamma: no selected policy takes this parameter (window: none)", "chat", "--model", MODEL, "--policy", "window", "-p", "gamma=0.5"));

@@ -61,7 +61,7 @@ class FdkvcChatModelTest {
     static List<Reply> engineReplies(String system) {
         try (LoadedModel m = GgufModelLoader.load(MODEL); Llama llama = new Llama(m.config(), m.weights(), 64, 1)) {
             ChatFormat format = new ChatFormat(ChatTemplate.detect(null, m.vocabulary()), Tokenizers.from(m.vocabulary()));
-            Conversation c = new Conversation(new Session(llama, llama.newCache(PolicyRegistry.spec("fdkvc", 48), 32, PositionMode.CACHE)), format);
+            Conversation c = new Conversation(new Session(llama, llama.newCache(PolicyRegistry.spec("fdkvc", 48), 32, PositionMode.DEFAULT)), format);
             List<Message> messages = new ArrayList<>();
             if (system != null) messages.add(Message.system(system));
             List<Reply> replies = new ArrayList<>();

@@ -57,6 +57,11 @@ final class CacheView {
         root.put("turns", c.turns());
         root.put("totalEntries", cache.totalEntries());
         root.put("largestStreamEntries", cache.maxEntries());
+        // the policy manages the global layers; sliding-window layers keep their own window
+        root.put("globalLayers", layers - cache.slidingLayers());
+        root.put("slidingLayers", cache.slidingLayers());
+        root.put("slidingWindow", cache.maxWindow());
+        root.put("largestGlobalStreamEntries", cache.maxGlobalEntries());
         root.put("kvBytes", cache.bytes());
         root.put("evictions", evictionsSoFar);
 

@@ -673,6 +673,11 @@ public final class ChatServer implements AutoCloseable {
             o.put("budget", e.policy().budget());
         }
         o.put("maxTurnTokens", m.maxTurnTokens());
+        // the policy manages the global layers; sliding-window layers keep their own window
+        io.fdkvc.engine.model.Blocks blocks = m.llama().config().blocks();
+        o.put("globalLayers", blocks.layers().size() - blocks.slidingLayers());
+        o.put("slidingLayers", blocks.slidingLayers());
+        o.put("slidingWindow", blocks.maxWindow());
         return o;
     }
 

@@ -32,8 +32,9 @@ public final class EngineOptions {
     public int maxTurnTokens;
 
     @Option(names = "--positions", paramLabel = "MODE", defaultValue = PositionMode.DEFAULT_LABEL,
-            description = "RoPE position of a cached entry: 'cache' (its slot in the bounded stream: conversations "
-                    + "can run past the trained context) or 'original' (its true position); default: ${DEFAULT-VALUE} "
+            description = "RoPE position of a cached entry: 'original' (its true position), 'cache' (its slot in the "
+                    + "bounded stream: every distance stays below budget + turn) or 'auto' (original while the conversation "
+                    + "is within the model's trained context, cache after); default: ${DEFAULT-VALUE} "
                     + "(docs/fidelity.md measures what each costs the model)")
     public String positions;
 

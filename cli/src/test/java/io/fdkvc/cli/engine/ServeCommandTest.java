@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
 class ServeCommandTest {
     static final List<String> TURNS = List.of("Once upon a time there was a cat.", "What did the cat do?",
             "Tell me about the dog.", "Where did they go?");
-    static final String[] CACHE = {"--policy", "fdkvc", "--budget", "48", "--max-turn-tokens", "32"};
+    static final String[] CACHE = {"--policy", "fdkvc", "--budget", "48", "--max-turn-tokens", "32", "--positions", "cache"};
 
     static Path model() {
         return GenerateCommandTest.dir().resolve("stories260K.gguf");

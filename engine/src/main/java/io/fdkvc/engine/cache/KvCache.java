@@ -40,9 +40,17 @@ import io.fdkvc.engine.tensor.Simd;
  * A stream's capacity is {@code budget + maxTurnTokens}; the caller ends the turn early when
  * {@link #headroom()} reaches 0 (a long turn is processed in chunks, each counted as a turn, as
  * the spec's extension says). Only {@code full} grows.
+ *
+ * <p>Sliding-window layers (Gemma 3's five of every six): the model itself bounds what such a
+ * layer sees, the last {@code window} positions, and was trained to see all of them. Their streams
+ * therefore do not run the policy: each keeps exactly the {@code window - 1} most recent entries
+ * between turns (what the next token sees besides itself), plus the turn; the forward pass masks
+ * what falls out of the window within a turn. The policy, its budget and its eviction run on the
+ * global layers only (docs/engine-policies.md).
  */
 public final class KvCache {
     private final int layers, kvHeads, headDim, group, maxTurnTokens;
+    private final int[] windows; // per layer: its sliding window, 0 for a global layer
     private final PolicySpec spec;
     private final PositionMode positions;
     private final KvStream[] streams;
@@ -65,6 +73,8 @@ public final class KvCache {
     private final float[][] ring;
     private final int[][] ringCount;
     private boolean pastContextWarned;
+    // auto positions: original below this position, cache positions from it on
+    private long originalLimit = Long.MAX_VALUE;
 
     private int pending;       // tokens appended since the last update
     private long nextPosition; // true position of the next token
@@ -83,6 +93,15 @@ public final class KvCache {
      */
     public KvCache(int layers, int kvHeads, int headDim, int group, PolicySpec spec, int maxTurnTokens,
                    PositionMode positions) {
+        this(layers, kvHeads, headDim, group, spec, maxTurnTokens, positions, new int[layers]);
+    }
+
+    /**
+     * A cache whose layer {@code l} is a sliding-window layer of {@code windows[l]} positions
+     * ({@code 0}: a global layer, managed by the policy).
+     */
+    public KvCache(int layers, int kvHeads, int headDim, int group, PolicySpec spec, int maxTurnTokens,
+                   PositionMode positions, int[] windows) {
         if (layers < 1 || kvHeads < 1 || headDim < 1 || group < 1) {
             throw new IllegalArgumentException("bad cache shape " + layers + "x" + kvHeads + "x" + headDim + "/" + group);
         }
@@ -94,6 +113,9 @@ public final class KvCache {
         this.maxTurnTokens = maxTurnTokens;
         this.spec = spec;
         this.positions = positions;
+        if (windows.length != layers) throw new IllegalArgumentException(windows.length + " windows for " + layers + " layers");
+        for (int w : windows) if (w < 0) throw new IllegalArgumentException("negative window " + w);
+        this.windows = windows.clone();
         int n = layers * kvHeads;
         streams = new KvStream[n];
         policies = new Policy[n];
@@ -102,18 +124,20 @@ public final class KvCache {
         evictedPerStream = new long[n];
         rotated = new float[n][];
         rotatedValid = new int[n];
-        positionsBefore = positions == PositionMode.ORIGINAL ? new long[n][] : null;
+        positionsBefore = positions != PositionMode.CACHE ? new long[n][] : null;
         boolean mod = false, unb = false, obs = false;
         int recent = 0;
         for (int i = 0; i < n; i++) {
-            policies[i] = spec.newPolicy();
-            unb = policies[i].unbounded();
+            policies[i] = newPolicy(i);
+            boolean grows = policies[i].unbounded();
+            unb |= grows;
             mod |= policies[i].modulatesAttention();
             obs |= policies[i].readsAttention();
             recent = Math.max(recent, policies[i].recentAttentionRows());
             // full starts with one turn of room and doubles as it needs; the others never grow
-            int capacity = unb ? maxTurnTokens : Math.addExact(spec.budget(), maxTurnTokens);
-            streams[i] = new KvStream(headDim, headDim, 0, capacity, unb);
+            int window = windows[i / kvHeads];
+            int capacity = grows ? maxTurnTokens : Math.addExact(window > 0 ? windowKeeps(window) : spec.budget(), maxTurnTokens);
+            streams[i] = new KvStream(headDim, headDim, 0, capacity, grows);
             turns[i] = new Turn(headDim, headDim);
             rotated[i] = new float[tiledLength(capacity)];
             if (positionsBefore != null) positionsBefore[i] = new long[capacity];
@@ -135,13 +159,75 @@ public final class KvCache {
         }
     }
 
+    /**
+     * Stream {@code i}'s policy: the spec's on a global layer; on a sliding-window layer, the
+     * window's own rule (keep the most recent {@link #windowKeeps} entries).
+     */
+    private Policy newPolicy(int i) {
+        int window = windows[i / kvHeads];
+        return window > 0 ? new io.fdkvc.core.policy.baseline.WindowPolicy("sliding-window", windowKeeps(window)) : spec.newPolicy();
+    }
+
+    /** Entries a sliding-window layer of {@code window} keeps between turns: what the next token sees besides itself. */
+    private static int windowKeeps(int window) {
+        return Math.max(1, window - 1);
+    }
+
+    /** Layer {@code l}'s sliding window, 0 for a global layer (managed by the policy). */
+    public int window(int layer) { return windows[layer]; }
+
+    /** Sliding-window layers (they keep their window; the policy runs on the others). */
+    public int slidingLayers() {
+        int n = 0;
+        for (int w : windows) if (w > 0) n++;
+        return n;
+    }
+
+    /** The largest sliding window, 0 when every layer is global. */
+    public int maxWindow() {
+        int m = 0;
+        for (int w : windows) m = Math.max(m, w);
+        return m;
+    }
+
+    /** Entries held by the largest stream of a global layer (all layers when none is global). */
+    public int maxGlobalEntries() {
+        int m = 0;
+        boolean any = slidingLayers() < layers;
+        for (int i = 0; i < streams.length; i++) if (!any || windows[i / kvHeads] == 0) m = Math.max(m, streams[i].size());
+        return m;
+    }
+
     public int layers() { return layers; }
     public int kvHeads() { return kvHeads; }
     public int headDim() { return headDim; }
     public int group() { return group; }
     public int maxTurnTokens() { return maxTurnTokens; }
     public PolicySpec spec() { return spec; }
-    public PositionMode positionMode() { return positions; }
+    /**
+     * The positions attention gives entries now: {@link PositionMode#ORIGINAL} or
+     * {@link PositionMode#CACHE} ({@link PositionMode#AUTO} is original below the context limit,
+     * cache from it on). Constant during a forward pass: the limit is only crossed at its end.
+     */
+    public PositionMode positionMode() {
+        if (positions != PositionMode.AUTO) return positions;
+        return nextPosition < originalLimit ? PositionMode.ORIGINAL : PositionMode.CACHE;
+    }
+
+    /** The positions the cache was made with (possibly {@link PositionMode#AUTO}). */
+    public PositionMode positionSetting() { return positions; }
+
+    /**
+     * With {@link PositionMode#AUTO}: keep original positions while every position is below
+     * {@code contextLength} (the model's trained context), cache positions from there on. The
+     * session sets it; no effect in the other modes.
+     */
+    public void limitOriginalPositions(long contextLength) {
+        if (contextLength < 1) throw new IllegalArgumentException("context length must be >= 1, got " + contextLength);
+        boolean wasOriginal = positionMode() == PositionMode.ORIGINAL;
+        originalLimit = contextLength;
+        if (wasOriginal != (positionMode() == PositionMode.ORIGINAL)) java.util.Arrays.fill(rotatedValid, 0);
+    }
     /** Whether any stream's policy writes a non-zero logit bias (eq. 9). */
     public boolean modulated() { return modulated; }
     /** Whether the streams grow without bound (the full policy). */
@@ -150,8 +236,15 @@ public final class KvCache {
     public boolean observing() { return observing; }
     /** Tokens appended since the last policy update. */
     public int pending() { return pending; }
-    /** Tokens that may still be appended before the policy must run. */
-    public int headroom() { return maxTurnTokens - pending; }
+    /**
+     * Tokens that may still be appended before the policy must run; with {@link PositionMode#AUTO}
+     * positions, no more than reach the context limit, so that no chunk straddles it.
+     */
+    public int headroom() {
+        int room = maxTurnTokens - pending;
+        if (positions == PositionMode.AUTO && nextPosition < originalLimit) room = (int) Math.min(room, originalLimit - nextPosition);
+        return room;
+    }
     /** True position of the next token (tokens processed so far). */
     public long nextPosition() { return nextPosition; }
     /** Policy updates so far (turns and chunks). */
@@ -271,8 +364,11 @@ public final class KvCache {
     /** Marks {@code n} appended tokens (every layer done) as part of the turn in progress. */
     public void advance(int n) {
         if (n < 0 || pending + n > maxTurnTokens) throw new IllegalStateException("advance " + n + " with " + pending + " pending");
+        boolean wasOriginal = positionMode() == PositionMode.ORIGINAL;
         pending += n;
         nextPosition += n;
+        // auto positions reached the context's end: every survivor is rotated again, at its slot
+        if (wasOriginal && positionMode() != PositionMode.ORIGINAL) java.util.Arrays.fill(rotatedValid, 0);
     }
 
     /**
@@ -298,7 +394,7 @@ public final class KvCache {
             int sizeBefore = st.size();
             turns[s].set(turnQueries[s], pending, null);
             if (observing) finishObservation(s, sizeBefore);
-            if (positionsBefore != null) {
+            if (positionsBefore != null && positionMode() == PositionMode.ORIGINAL) {
                 if (positionsBefore[s].length < sizeBefore) positionsBefore[s] = new long[st.capacity()];
                 System.arraycopy(st.positions(), 0, positionsBefore[s], 0, sizeBefore);
             }
@@ -342,7 +438,7 @@ public final class KvCache {
         KvStream st = streams[s];
         long[] pos = st.positions();
         int size = st.size();
-        if (positionsBefore == null) {
+        if (positionMode() == PositionMode.CACHE) {
             LongList ev = st.evicted();
             long first = Long.MAX_VALUE;
             for (int i = 0; i < ev.size(); i++) first = Math.min(first, ev.get(i));
@@ -450,7 +546,7 @@ public final class KvCache {
     public void clear() {
         for (int i = 0; i < streams.length; i++) {
             streams[i].clear();
-            policies[i] = spec.newPolicy();
+            policies[i] = newPolicy(i);
             rotatedValid[i] = 0;
             if (observing) {
                 java.util.Arrays.fill(observed[i].sum(), 0f);
@@ -502,7 +598,7 @@ public final class KvCache {
         }
         for (int i = 0; i < streams.length; i++) {
             streams[i].restore(s.streams()[i]);
-            policies[i] = spec.newPolicy();
+            policies[i] = newPolicy(i);
             policies[i].restoreState(s.policyStates()[i]);
             rotatedValid[i] = 0; // the rotated copies are derived: rotated again from the restored keys
             if (observing) clearObservation(i, observed[i].sum().length);
@@ -518,6 +614,7 @@ public final class KvCache {
      * else restore a {@link #snapshot()} taken before that update.
      */
     public void discardPending() {
+        boolean wasOriginal = positionMode() == PositionMode.ORIGINAL;
         for (int i = 0; i < streams.length; i++) {
             KvStream s = streams[i];
             s.truncate(s.scored());
@@ -527,6 +624,8 @@ public final class KvCache {
         }
         nextPosition -= pending;
         pending = 0;
+        // auto positions back below the context's end: the rows rotated at slots are stale
+        if (wasOriginal != (positionMode() == PositionMode.ORIGINAL)) java.util.Arrays.fill(rotatedValid, 0);
     }
 
     /**

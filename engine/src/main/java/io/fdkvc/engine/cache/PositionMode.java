@@ -20,15 +20,25 @@ public enum PositionMode {
      * the survivors close ranks, so every distance the model sees is below budget + turn length and
      * a conversation can run far past the trained context.
      */
-    CACHE;
+    CACHE,
+    /**
+     * {@link #ORIGINAL} while the conversation is within the model's trained context, then
+     * {@link #CACHE}: the bounded cache is then exactly an attention mask over the model's own
+     * computation for as long as that is faithful, and every distance stays below budget + turn
+     * after. A chunk never straddles the context's end (the cache's headroom stops at it), and the
+     * next token past it finds the survivors renumbered to their slots. A {@link KvCache} learns
+     * the context from the {@code Session} that drives it
+     * ({@link KvCache#limitOriginalPositions}); without one it keeps original positions.
+     */
+    AUTO;
 
     /** The mode {@code chat}, {@code serve} and {@code fidelity} use unless told otherwise (docs/fidelity.md says why). */
-    public static final PositionMode DEFAULT = CACHE;
+    public static final PositionMode DEFAULT = AUTO;
     /** {@link #DEFAULT}'s {@link #label()}, a constant for option defaults. */
-    public static final String DEFAULT_LABEL = "cache";
+    public static final String DEFAULT_LABEL = "auto";
 
     /**
-     * Parses "original" or "cache", ignoring case.
+     * Parses "auto", "original" or "cache", ignoring case.
      *
      * @throws ParameterException naming the parameter {@code positions}
      */
@@ -36,7 +46,7 @@ public enum PositionMode {
         if (s != null) {
             for (PositionMode m : values()) if (m.name().equalsIgnoreCase(s.trim())) return m;
         }
-        throw new ParameterException("positions", "must be 'original' or 'cache', got '" + Untrusted.excerpt(String.valueOf(s)) + "'");
+        throw new ParameterException("positions", "must be 'auto', 'original' or 'cache', got '" + Untrusted.excerpt(String.valueOf(s)) + "'");
     }
 
     public String label() {

@@ -19,7 +19,7 @@ public abstract class LocalChatBuilder<B extends LocalChatBuilder<B>> {
     private final Map<String, Object> parameters = new LinkedHashMap<>();
     private int cacheBudget = 256;
     private int maxTurnTokens = 512;
-    private PositionMode positions = PositionMode.CACHE;
+    private PositionMode positions = PositionMode.DEFAULT;
     private String template;
     private int threads = Runtime.getRuntime().availableProcessors();
     private int batch = 64;
@@ -63,7 +63,7 @@ public abstract class LocalChatBuilder<B extends LocalChatBuilder<B>> {
         return self();
     }
 
-    /** RoPE position of a cached entry (default {@link PositionMode#CACHE}). */
+    /** RoPE position of a cached entry (default {@link PositionMode#DEFAULT}). */
     public B positions(PositionMode positions) {
         this.positions = Objects.requireNonNull(positions, "positions");
         return self();

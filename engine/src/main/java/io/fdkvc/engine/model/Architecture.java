@@ -4,21 +4,26 @@ import io.fdkvc.engine.ModelFormatException;
 import java.util.List;
 
 /**
- * What distinguishes one model architecture of the Llama family from another, in one place per
- * architecture (one small file each): its GGUF name (the value of {@code general.architecture},
- * which is also the prefix of its hyper-parameter keys), the layout of its rotary embedding,
- * whether its attention projections carry biases, and whether q and k are RMS-normalised per head.
- * The loader reads tensors and keys through this description, and the forward pass applies the
- * options; supporting another architecture of the family means adding a file here and to
- * {@link #ALL}.
+ * What distinguishes one decoder-only transformer architecture from another, in one small file
+ * per architecture: its GGUF name (the value of {@code general.architecture}, which is also the
+ * prefix of its hyper-parameter keys), the layout of its rotary embedding, its projections'
+ * biases and tensors, whether q and k are RMS-normalised per head, and the {@link Blocks} its
+ * layers are made of, read from the file's metadata as llama.cpp reads them (norm placement,
+ * activation, embedding and query scales, per layer a sliding window or global attention and a
+ * RoPE or none). The loader reads tensors and keys through this description and the forward pass
+ * composes the blocks; supporting another architecture of the family means adding a file here
+ * and to {@link #ALL}.
  *
- * <p>Every architecture here shares the Llama block: pre-RMSNorm, grouped-query attention with
- * RoPE, SwiGLU feed-forward, tied or separate classifier, and the standard GGUF tensor names.
+ * <p>What they share: RMSNorm, grouped-query attention, a gated feed-forward, a tied or separate
+ * classifier, and the standard GGUF tensor names ({@code blk.N.attn_q.weight}, or the fused
+ * {@code blk.N.attn_qkv.weight}, which the loader accepts for every architecture as llama.cpp does).
  */
-public sealed interface Architecture permits LlamaArchitecture, Qwen2Architecture, Qwen3Architecture {
+public sealed interface Architecture permits LlamaArchitecture, Qwen2Architecture, Qwen3Architecture,
+        Gemma3Architecture, Phi3Architecture, Mistral3Architecture, SmolLM3Architecture {
 
     /** Every architecture the engine runs. */
-    List<Architecture> ALL = List.of(new LlamaArchitecture(), new Qwen2Architecture(), new Qwen3Architecture());
+    List<Architecture> ALL = List.of(new LlamaArchitecture(), new Qwen2Architecture(), new Qwen3Architecture(),
+            new Gemma3Architecture(), new Phi3Architecture(), new Mistral3Architecture(), new SmolLM3Architecture());
 
     /** Biases of the q, k and v projections. */
     enum Biases {
@@ -47,6 +52,25 @@ public sealed interface Architecture permits LlamaArchitecture, Qwen2Architectur
      * the model's RMSNorm epsilon) after the projection and before RoPE (Qwen3, OLMo 2, Gemma 3).
      */
     boolean qkNorm();
+
+    /** Whether {@code blk.N.ffn_up.weight} holds the gate rows and then the up rows, with no {@code ffn_gate} (phi3). */
+    default boolean fusedGateUp() {
+        return false;
+    }
+
+    /** Whether RoPE may rotate fewer coordinates than a head has ({@code rope.dimension_count}, Phi-4-mini). */
+    default boolean partialRotary() {
+        return false;
+    }
+
+    /**
+     * The blocks of a file of this architecture, from its metadata: by default the plain Llama
+     * block on every layer, global attention with {@code global}, the RoPE the common keys give
+     * (base, rotated dimensions, scaling, LongRoPE factors).
+     */
+    default Blocks blocks(ModelMetadata m, int layers, int dim, int heads, int headDim, Rope global) {
+        return Blocks.plain(layers, headDim, global);
+    }
 
     /** The metadata key {@code name() + "." + suffix}, e.g. {@code llama.context_length}. */
     default String key(String suffix) {

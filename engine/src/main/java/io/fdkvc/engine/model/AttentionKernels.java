@@ -235,6 +235,28 @@ final class AttentionKernels {
         }
     }
 
+    /** sqrt(2 / pi) and the cubic coefficient of the tanh approximation of gelu, doubled for the sigmoid form. */
+    private static final float GELU_K = (float) (2 * Math.sqrt(2 / Math.PI)), GELU_C = 0.044715f;
+
+    /**
+     * a[o + i] = gelu(a[o + i]) * b[o + i] for i < n, gelu in its tanh approximation (as ggml and
+     * Gemma use it): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as the equal
+     * x / (1 + e^-(2 sqrt(2/pi) (x + 0.044715 x^3))), a vector at a time with {@link Simd#exp}.
+     */
+    static void geglu(float[] a, float[] b, int o, int n) {
+        int i = 0;
+        for (int up = S.loopBound(n); i < up; i += S.length()) {
+            FloatVector g = FloatVector.fromArray(S, a, o + i);
+            FloatVector inner = g.mul(g).mul(g).mul(GELU_C).add(g).mul(GELU_K);
+            FloatVector e = Simd.exp(inner.neg());
+            g.div(e.add(1f)).mul(FloatVector.fromArray(S, b, o + i)).intoArray(a, o + i);
+        }
+        for (; i < n; i++) {
+            float g = a[o + i], inner = (g * g * g * GELU_C + g) * GELU_K;
+            a[o + i] = g / (1f + (float) Math.exp(-inner)) * b[o + i];
+        }
+    }
+
     /** Whether {@link #weightedValuesPair} serves heads of {@code headDim}: whole blocks of four vectors. */
     static boolean pairsValues(int headDim) {
         return headDim % (4 * S.length()) == 0;

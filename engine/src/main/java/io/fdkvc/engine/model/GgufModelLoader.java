@@ -9,10 +9,10 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 
 /**
- * Reads a Llama-family model (the GGUF architectures of {@link Architecture#ALL}: llama, qwen2,
- * qwen3) from a GGUF file: hyper-parameters from {@code {arch}.*} metadata, weights as views of the
+ * Reads a model of one of the GGUF architectures of {@link Architecture#ALL} (llama, qwen2, qwen3,
+ * gemma3, phi3, mistral3, smollm3) from a GGUF file: hyper-parameters from {@code {arch}.*} metadata, weights as views of the
  * mapped file, the tokenizer from {@code tokenizer.*}. What differs between architectures (biases,
- * q/k norms, RoPE layout) comes from the file's {@link Architecture}; any other architecture is
+ * q/k norms, RoPE layout, fused tensors, the {@link Blocks}) comes from the file's {@link Architecture}; any other architecture is
  * refused by name. Every tensor's presence and shape is checked against the config, so a file that
  * loads can be run. The returned model owns the mapping; close it.
  */
@@ -43,7 +43,7 @@ public final class GgufModelLoader {
     }
 
     /** Parses one file; every message names it. */
-    private static final class Reader {
+    private static final class Reader implements ModelMetadata {
         private final GgufFile f;
         private String arch;
         private Architecture architecture;
@@ -53,7 +53,8 @@ public final class GgufModelLoader {
             this.f = f;
         }
 
-        private ModelFormatException fail(String problem) {
+        @Override
+        public ModelFormatException fail(String problem) {
             return new ModelFormatException("GGUF file " + f.path() + ": " + problem);
         }
 
@@ -64,13 +65,23 @@ public final class GgufModelLoader {
         }
 
         /** A positive int, or {@code def} when absent (def < 0: required). */
-        private int positiveInt(String key, int def) {
+        private int positiveIntKey(String key, int def) {
             Object v = raw(key, def < 0);
             if (v == null) return def;
             if (!(v instanceof Long l))
                 throw fail("metadata '" + key + "' is a " + v.getClass().getSimpleName() + ", expected one integer");
             if (l < 1 || l > Integer.MAX_VALUE) throw fail("metadata '" + key + "' = " + l + " is not a positive 32-bit integer");
             return (int) (long) l;
+        }
+
+        // ModelMetadata: the architecture's own keys, by suffix
+        @Override public boolean has(String suffix) { return f.metadata().containsKey(architecture.key(suffix)); }
+        @Override public int positiveInt(String suffix, int def) { return positiveIntKey(architecture.key(suffix), def); }
+        @Override public double number(String suffix, double def) { return number(architecture.key(suffix), def, false); }
+
+        @Override
+        public boolean[] flags(String suffix) {
+            return f.metadata().get(architecture.key(suffix)) instanceof boolean[] b ? b : null;
         }
 
         private double number(String key, double def, boolean required) {
@@ -91,21 +102,27 @@ public final class GgufModelLoader {
             }
             boolean neox = architecture.ropeNeox();
             // every key below is the architecture's ({arch}.embedding_length, ...)
-            int dim = positiveInt(architecture.key("embedding_length"), -1);
-            int hidden = positiveInt(architecture.key("feed_forward_length"), -1);
-            int layers = positiveInt(architecture.key("block_count"), -1);
-            int heads = positiveInt(architecture.key("attention.head_count"), -1);
-            int kvHeads = positiveInt(architecture.key("attention.head_count_kv"), heads);
+            int dim = positiveIntKey(architecture.key("embedding_length"), -1);
+            int hidden = positiveIntKey(architecture.key("feed_forward_length"), -1);
+            int layers = positiveIntKey(architecture.key("block_count"), -1);
+            int heads = positiveIntKey(architecture.key("attention.head_count"), -1);
+            int kvHeads = positiveIntKey(architecture.key("attention.head_count_kv"), heads);
             if (heads % kvHeads != 0) throw fail(heads + " attention heads are not a multiple of " + kvHeads + " KV heads");
             if (dim % heads != 0 && !f.metadata().containsKey(architecture.key("attention.key_length")))
                 throw fail("embedding length " + dim + " is not a multiple of " + heads + " heads and no key_length is given");
-            int headDim = positiveInt(architecture.key("attention.key_length"), dim / heads);
-            int valueDim = positiveInt(architecture.key("attention.value_length"), headDim);
+            int headDim = positiveIntKey(architecture.key("attention.key_length"), dim / heads);
+            int valueDim = positiveIntKey(architecture.key("attention.value_length"), headDim);
             if (valueDim != headDim) throw fail("value length " + valueDim + " differs from key length " + headDim + " (not supported)");
             if (headDim % 2 != 0) throw fail("head dimension " + headDim + " is odd; RoPE needs pairs");
-            int ropeDim = positiveInt(architecture.key("rope.dimension_count"), headDim);
-            if (ropeDim != headDim) throw fail("RoPE over " + ropeDim + " of " + headDim + " head dimensions (partial rotary) is not supported");
-            int context = positiveInt(architecture.key("context_length"), -1);
+            int ropeDim = positiveIntKey(architecture.key("rope.dimension_count"), headDim);
+            if (ropeDim != headDim && !(architecture.partialRotary() && neox))
+                throw fail("RoPE over " + ropeDim + " of " + headDim + " head dimensions (partial rotary) is not supported for architecture '" + arch + "'");
+            if (ropeDim > headDim || ropeDim % 2 != 0) throw fail("RoPE over " + ropeDim + " of " + headDim + " head dimensions: must be even and at most the head");
+            for (String cap : new String[] {"attn_logit_softcapping", "final_logit_softcapping"}) {
+                double v = number(architecture.key(cap), 0, false);
+                if (v != 0) throw fail(arch + "." + cap + " = " + v + ": logit soft-capping is not supported");
+            }
+            int context = positiveIntKey(architecture.key("context_length"), -1);
             double eps = number(architecture.key("attention.layer_norm_rms_epsilon"), 0, true);
             if (!(eps > 0 && eps < 1)) throw fail("RMSNorm epsilon " + eps + " is not in (0, 1)");
             double theta = number(architecture.key("rope.freq_base"), 10000, false);
@@ -115,7 +132,7 @@ public final class GgufModelLoader {
             expectShape(emb, dim, -1);
             long vocab = emb.rows();
             if (vocab < 1 || vocab > Integer.MAX_VALUE) throw fail("token_embd.weight has " + vocab + " rows");
-            int declaredVocab = positiveInt(architecture.key("vocab_size"), (int) vocab);
+            int declaredVocab = positiveIntKey(architecture.key("vocab_size"), (int) vocab);
             if (declaredVocab != vocab) throw fail(arch + ".vocab_size " + declaredVocab + " differs from the " + vocab + " rows of token_embd.weight");
 
             String scaling = "none";
@@ -128,12 +145,12 @@ public final class GgufModelLoader {
                         factor = (float) number(architecture.key("rope.scaling.factor"), 0, true);
                         if (!(factor > 0)) throw fail("RoPE scaling factor " + factor + " is not positive");
                     }
-                    case "llama3" -> {
+                    case "llama3", "yarn" -> {
                         factor = (float) number(architecture.key("rope.scaling.factor"), 0, true);
-                        if (!(factor >= 1)) throw fail("llama3 RoPE scaling factor " + factor + " is below 1");
-                        orig = positiveInt(architecture.key("rope.scaling.original_context_length"), -1);
+                        if (!(factor >= 1)) throw fail(type + " RoPE scaling factor " + factor + " is below 1");
+                        orig = positiveIntKey(architecture.key("rope.scaling.original_context_length"), type.equals("yarn") ? context : -1);
                     }
-                    default -> throw fail("RoPE scaling '" + type + "' is not supported (none, linear, llama3)");
+                    default -> throw fail("RoPE scaling '" + type + "' is not supported (none, linear, llama3, yarn)");
                 }
                 scaling = type;
             }
@@ -141,7 +158,54 @@ public final class GgufModelLoader {
             LlamaConfig c = new LlamaConfig(arch, dim, hidden, layers, heads, kvHeads, headDim, (int) vocab, context,
                     (float) eps, (float) theta, scaling, factor, orig, neox, tied);
             if (f.hasTensor("rope_freqs.weight")) c = withRopeFreqs(c);
-            return c;
+            Rope global = globalRope(c, ropeDim);
+            return c.withBlocks(architecture.blocks(this, layers, dim, heads, headDim, global));
+        }
+
+        /**
+         * The RoPE of the global layers as llama.cpp reads it for every architecture: the config's
+         * base and scaling over {@code dims} coordinates; for YaRN the beta boundaries and the
+         * magnitude on cos and sin (llama.cpp's: mscale(factor, 1) / mscale(factor, m) with the
+         * file's {@code yarn_log_multiplier} m, or mscale(factor, 1) = 1 + 0.1 ln(factor) without); times
+         * {@code rope.scaling.attn_factor}; LongRoPE's short and long factors when the file has
+         * {@code rope_factors_short/long.weight}.
+         */
+        private Rope globalRope(LlamaConfig c, int dims) {
+            Rope plain = Rope.of(c.ropeTheta(), dims, c.ropeScaling(), c.ropeScaleFactor(), c.ropeOrigContext());
+            float betaFast = 32, betaSlow = 1, magnitude = 1;
+            if (plain.scaling() == Rope.Scaling.YARN) {
+                betaFast = (float) number(architecture.key("rope.scaling.yarn_beta_fast"), 32, false);
+                betaSlow = (float) number(architecture.key("rope.scaling.yarn_beta_slow"), 1, false);
+                double logMul = number(architecture.key("rope.scaling.yarn_log_multiplier"), 0, false);
+                double f = c.ropeScaleFactor();
+                magnitude = (float) (logMul != 0 ? mscale(f, 1) / mscale(f, logMul) : mscale(f, 1));
+            }
+            double attnFactor = number(architecture.key("rope.scaling.attn_factor"), 1, false);
+            if (!(attnFactor > 0 && Double.isFinite(attnFactor))) throw fail("RoPE attention factor " + attnFactor + " is not a positive number");
+            magnitude *= (float) attnFactor;
+            float[] shortFactors = null, longFactors = null;
+            int original = plain.originalContext();
+            if (f.hasTensor("rope_factors_short.weight") || f.hasTensor("rope_factors_long.weight")) {
+                // the context up to which the short factors apply
+                original = positiveIntKey(architecture.key("rope.scaling.original_context_length"), c.contextLength());
+                if (!f.hasTensor("rope_factors_short.weight") || !f.hasTensor("rope_factors_long.weight"))
+                    throw fail("LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight");
+                shortFactors = factors("rope_factors_short.weight", dims);
+                longFactors = factors("rope_factors_long.weight", dims);
+            }
+            return new Rope(plain.theta(), dims, plain.scaling(), plain.factor(), original, betaFast, betaSlow,
+                    magnitude, shortFactors, longFactors);
+        }
+
+        /** YaRN's magnitude for a context scaled by {@code scale} (llama.cpp's get_mscale). */
+        private static double mscale(double scale, double m) {
+            return scale <= 1 ? 1 : 0.1 * m * Math.log(scale) + 1;
+        }
+
+        private float[] factors(String name, int dims) {
+            float[] a = vector(name, dims / 2);
+            for (float x : a) if (!(x > 0 && Float.isFinite(x))) throw fail("tensor '" + name + "' has the factor " + x + ", not a positive number");
+            return a;
         }
 
         /**
@@ -159,7 +223,7 @@ public final class GgufModelLoader {
                 throw fail("rope_freqs.weight together with RoPE scaling '" + c.ropeScaling() + "' is not supported");
             float factor = 0;
             for (float d : div) factor = Math.max(factor, d);
-            int orig = c.ropeOrigContext() > 0 ? c.ropeOrigContext() : positiveInt(architecture.key("rope.scaling.original_context_length"), 8192);
+            int orig = c.ropeOrigContext() > 0 ? c.ropeOrigContext() : positiveIntKey(architecture.key("rope.scaling.original_context_length"), 8192);
             if (c.ropeScaling().equals("llama3")) factor = c.ropeScaleFactor();
             for (int j = 0; j < half; j++) {
                 double freq = 1.0 / Math.pow(c.ropeTheta(), 2.0 * j / c.headDim());
@@ -199,6 +263,14 @@ public final class GgufModelLoader {
             return f.tensor(name);
         }
 
+        /** Rows [from, from + n) of matrix {@code name} (cols wide) as a tensor of their own: a view of the same bytes. */
+        private FloatTensor rows(String name, int from, int n, int cols) {
+            io.fdkvc.engine.tensor.GgmlType type = f.tensorInfo(name).type();
+            if (type == null) return f.tensor(name); // names the unsupported type
+            long rowBytes = type.bytes(cols);
+            return io.fdkvc.engine.tensor.Tensors.view(type, f.tensorData(name).asSlice(from * rowBytes, n * rowBytes), n, cols);
+        }
+
         private float[] vector(String name, int n) {
             expectShape(f.tensorInfo(name), n, 1);
             return f.floats(name);
@@ -222,12 +294,31 @@ public final class GgufModelLoader {
                 throw fail("architecture '" + arch + "' has no q/k norm, but the file has tensor 'blk.0.attn_q_norm.weight'");
             float[][] bq = biases ? new float[L][] : null, bk = biases ? new float[L][] : null, bv = biases ? new float[L][] : null;
             float[][] qn = a.qkNorm() ? new float[L][] : null, kn = a.qkNorm() ? new float[L][] : null;
+            boolean post = c.blocks().norms() == Blocks.Norms.PRE_AND_POST;
+            float[][] postAttn = post ? new float[L][] : null, postFfn = post ? new float[L][] : null;
+            for (String suffix : new String[] {"attn_qkv.bias", "attn_output.bias", "ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
+                if (f.hasTensor(Architecture.layerTensor(0, suffix)))
+                    throw fail("tensor 'blk.0." + suffix + "': this engine does not read biases of that projection");
+            int vision = 0;
+            for (String name : f.tensorNames()) if (name.startsWith("v.") || name.startsWith("mm.")) vision++;
+            if (vision > 0)
+                System.getLogger("io.fdkvc.engine").log(System.Logger.Level.INFO,
+                        f.path() + ": " + vision + " vision tensors ignored (the engine runs the text model)");
             for (int i = 0; i < L; i++) {
                 String p = "blk." + i + ".";
                 attnNorm[i] = vector(p + "attn_norm.weight", dim);
-                wq[i] = matrix(p + "attn_q.weight", qDim, dim);
-                wk[i] = matrix(p + "attn_k.weight", kvDim, dim);
-                wv[i] = matrix(p + "attn_v.weight", kvDim, dim);
+                if (f.hasTensor(p + "attn_qkv.weight")) {
+                    // fused q, k, v rows (phi3): three views of the one tensor
+                    String qkv = p + "attn_qkv.weight";
+                    expectShape(f.tensorInfo(qkv), dim, qDim + 2L * kvDim);
+                    wq[i] = rows(qkv, 0, qDim, dim);
+                    wk[i] = rows(qkv, qDim, kvDim, dim);
+                    wv[i] = rows(qkv, qDim + kvDim, kvDim, dim);
+                } else {
+                    wq[i] = matrix(p + "attn_q.weight", qDim, dim);
+                    wk[i] = matrix(p + "attn_k.weight", kvDim, dim);
+                    wv[i] = matrix(p + "attn_v.weight", kvDim, dim);
+                }
                 wo[i] = matrix(p + "attn_output.weight", dim, qDim);
                 if (biases) {
                     bq[i] = vector(p + "attn_q.bias", qDim);
@@ -238,14 +329,28 @@ public final class GgufModelLoader {
                     qn[i] = vector(p + "attn_q_norm.weight", c.headDim());
                     kn[i] = vector(p + "attn_k_norm.weight", c.headDim());
                 }
+                if (post) {
+                    postAttn[i] = vector(p + "post_attention_norm.weight", dim);
+                    postFfn[i] = vector(p + "post_ffw_norm.weight", dim);
+                }
                 ffnNorm[i] = vector(p + "ffn_norm.weight", dim);
-                gate[i] = matrix(p + "ffn_gate.weight", hid, dim);
+                if (a.fusedGateUp()) {
+                    // gate rows, then up rows, in one tensor (phi3)
+                    String gateUp = p + "ffn_up.weight";
+                    if (f.hasTensor(p + "ffn_gate.weight")) throw fail("architecture '" + arch + "' fuses gate and up in ffn_up, but the file has 'blk." + i + ".ffn_gate.weight'");
+                    expectShape(f.tensorInfo(gateUp), dim, 2L * hid);
+                    gate[i] = rows(gateUp, 0, hid, dim);
+                    up[i] = rows(gateUp, hid, hid, dim);
+                } else {
+                    gate[i] = matrix(p + "ffn_gate.weight", hid, dim);
+                    up[i] = matrix(p + "ffn_up.weight", hid, dim);
+                }
                 down[i] = matrix(p + "ffn_down.weight", dim, hid);
-                up[i] = matrix(p + "ffn_up.weight", hid, dim);
             }
             float[] outNorm = vector("output_norm.weight", dim);
             FloatTensor out = tied ? emb : matrix("output.weight", c.vocabSize(), dim);
-            return new LlamaWeights(emb, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, gate, down, up, outNorm, out, qn, kn);
+            return new LlamaWeights(emb, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, gate, down, up, outNorm, out, qn, kn,
+                    postAttn, postFfn);
         }
 
         Vocabulary vocabulary(int vocabSize) {

@@ -1,6 +1,7 @@
 package io.fdkvc.engine.model;
 
 import static io.fdkvc.engine.model.AttentionKernels.expInPlace;
+import static io.fdkvc.engine.model.AttentionKernels.geglu;
 import static io.fdkvc.engine.model.AttentionKernels.rmsnorm;
 import static io.fdkvc.engine.model.AttentionKernels.scores;
 import static io.fdkvc.engine.model.AttentionKernels.scoresPair;
@@ -18,8 +19,9 @@ import io.fdkvc.engine.tensor.Simd;
 import java.util.function.Consumer;
 
 /**
- * The forward pass of a Llama-family model ({@link Architecture}: llama, qwen2, qwen3) over a
- * bounded, policy-driven KV cache.
+ * The forward pass of a decoder-only transformer of any {@link Architecture} (llama, qwen2, qwen3,
+ * gemma3, phi3, mistral3, smollm3), composed from its {@link Blocks}, over a bounded,
+ * policy-driven KV cache.
  *
  * <p>A pass runs rows of tokens through every layer: a prefill chunk (one conversation, n
  * consecutive tokens, {@link #forward}) or one decode step of several conversations (one token
@@ -27,15 +29,18 @@ import java.util.function.Consumer;
  * is read once per pass, whatever the number of rows. Every pass goes through the same
  * {@link #layer}, which reads top to bottom:
  * <ol>
- *   <li>attention block: RMSNorm; the q/k/v projections (qwen2 adds biases); qwen3's per-head
- *       RMSNorm of q and k; the rows' keys and values appended to the layer's streams with the
- *       turn's query rows (pre-RoPE, see {@link KvCache}); grouped-query attention over each
- *       stream (keys not yet rotated rotated once into the cache's rotated copy, the rotated
- *       query against them, plus the policy's eq. 9 logit bias, softmax, weighted values; when
- *       the policy reads attention, each row's weights averaged over the KV group go to the cache,
- *       {@link KvCache#observe}); the output projection; the residual add;
- *   <li>feed-forward block: RMSNorm, the gate and up projections, SwiGLU, the down projection,
- *       the residual add.
+ *   <li>attention block: RMSNorm; the q/k/v projections (qwen2 adds biases); the per-head RMSNorm
+ *       of q and k (qwen3, gemma3); the rows' keys and values appended to the layer's streams
+ *       with the turn's query rows (pre-RoPE, see {@link KvCache}); grouped-query attention over
+ *       each stream (keys not yet rotated rotated once, by the layer's RoPE or none, into the
+ *       cache's rotated copy; the rotated query, times the attention temperature where there is
+ *       one, against them, scaled, plus the policy's eq. 9 logit bias; in a sliding-window layer
+ *       keys outside the window masked; softmax, weighted values; when the policy reads
+ *       attention, each row's weights averaged over the KV group go to the cache,
+ *       {@link KvCache#observe}); the output projection; the residual add (of the output
+ *       RMS-normalised again where the blocks normalise after, gemma3);
+ *   <li>feed-forward block: RMSNorm, the gate and up projections, SwiGLU or GeGLU, the down
+ *       projection, the residual add (likewise).
  * </ol>
  * The final RMSNorm and the classifier run on the rows whose logits are asked for.
  *
@@ -58,9 +63,12 @@ public final class Llama implements AutoCloseable {
     private final int dim, headDim, heads, kvHeads, group, qDim, kvDim, hidden, vocab, layers, maxBatch;
     // whether two heads of a group share a pass over their values (weightedValuesPair)
     private final boolean pairedValues;
-    private final boolean neox, qkNorm;
-    private final float attnScale;
-    private final LlamaRope rope;
+    private final boolean neox, qkNorm, gelu;
+    private final float attnScale, embeddingScale;
+    // per layer its RoPE (null: none) and window (0: global attention); the distinct RoPEs
+    private final LlamaRope[] layerRope, ropes;
+    private final int[] layerWindow;
+    private final Blocks.AttentionTemperature temperature;
     private final LlamaWorkers workers;
 
     // activations, row r of a pass at r * (width): the residual stream, a block's normed input,
@@ -90,8 +98,8 @@ public final class Llama implements AutoCloseable {
         KvCache[] caches;
         int conversations, span, rows;
         int layer;
-        /** the weights of the norm step in progress */
-        float[] norm;
+        /** the weights of the norm step in progress, and of the residual step's post-block norm (null: none) */
+        float[] norm, postNorm;
         /** whether the products of the step in progress read {@link #shared} (a transposed batch) */
         boolean sharedBatch;
         /** the cache whose keys the rotation step rotates */
@@ -120,7 +128,7 @@ public final class Llama implements AutoCloseable {
     private final LlamaWorkers.Body outputProjPhase = this::outputProjRange;
     private final LlamaWorkers.Body residualPhase = this::residualRange;
     private final LlamaWorkers.Body ffnUpPhase = this::ffnUpRange;
-    private final LlamaWorkers.Body swigluPhase = this::swigluRange;
+    private final LlamaWorkers.Body activationPhase = this::activationRange;
     private final LlamaWorkers.Body ffnDownPhase = this::ffnDownRange;
     private final LlamaWorkers.Body lastRowNormPhase = this::lastRowNormRange;
     private final LlamaWorkers.Body classifierPhase = this::classifierRange;
@@ -152,9 +160,29 @@ public final class Llama implements AutoCloseable {
         this.maxBatch = maxBatch;
         neox = config.ropeNeox();
         qkNorm = config.arch().qkNorm();
-        attnScale = (float) (1.0 / Math.sqrt(headDim));
-        // no table for the declared context: slots as the cache needs them, chunk positions per chunk
-        rope = new LlamaRope(config, maxBatch);
+        Blocks blocks = config.blocks();
+        gelu = blocks.activation() == Blocks.Activation.GELU;
+        attnScale = blocks.queryScale();
+        embeddingScale = blocks.embeddingScale();
+        temperature = blocks.temperature();
+        // no table for the declared context: slots as the cache needs them, chunk positions per chunk;
+        // one table per distinct RoPE (Gemma 3's sliding and global layers have one each)
+        layerRope = new LlamaRope[layers];
+        layerWindow = blocks.windows();
+        java.util.List<Rope> distinct = new java.util.ArrayList<>();
+        java.util.List<LlamaRope> tables = new java.util.ArrayList<>();
+        for (int l = 0; l < layers; l++) {
+            Rope r = blocks.layers().get(l).rope();
+            if (r == null) continue;
+            int i = distinct.indexOf(r);
+            if (i < 0) {
+                distinct.add(r);
+                tables.add(new LlamaRope(r, headDim, maxBatch));
+                i = distinct.size() - 1;
+            }
+            layerRope[l] = tables.get(i);
+        }
+        ropes = tables.toArray(new LlamaRope[0]);
         workers = new LlamaWorkers(threads);
         residual = new float[maxBatch * dim];
         normed = new float[maxBatch * dim];
@@ -214,6 +242,14 @@ public final class Llama implements AutoCloseable {
         }
         if (!c.arch().qkNorm() && (w.qNorm() != null || w.kNorm() != null))
             throw new ModelFormatException("architecture '" + c.architecture() + "' has no q/k norm, but the weights have one");
+        if (c.blocks().norms() == Blocks.Norms.PRE_AND_POST) {
+            for (int l = 0; l < c.layers(); l++) {
+                length("layer " + l + " post-attention norm", w.postAttnNorm() == null ? null : w.postAttnNorm()[l], c.dim());
+                length("layer " + l + " post-ffn norm", w.postFfnNorm() == null ? null : w.postFfnNorm()[l], c.dim());
+            }
+        } else if (w.postAttnNorm() != null || w.postFfnNorm() != null) {
+            throw new ModelFormatException("architecture '" + c.architecture() + "' has no post-block norms, but the weights have them");
+        }
         if (c.arch().ropeNeox() != c.ropeNeox())
             throw new ModelFormatException("model config: RoPE layout " + (c.ropeNeox() ? "NEOX" : "interleaved")
                     + " disagrees with architecture '" + c.architecture() + "'");
@@ -243,7 +279,11 @@ public final class Llama implements AutoCloseable {
     public long ropeNanos() { return ropeNanos; }
 
     /** Bytes of the RoPE tables (bounded by the slots and chunk positions in use, see {@link LlamaRope}). */
-    public long ropeTableBytes() { return rope.bytes(); }
+    public long ropeTableBytes() {
+        long b = 0;
+        for (LlamaRope r : ropes) b += r.bytes();
+        return b;
+    }
 
     /**
      * Where warnings go (once per conversation: positions past the trained context). By default
@@ -282,9 +322,12 @@ public final class Llama implements AutoCloseable {
         }
     }
 
-    /** A cache shaped for this model. */
+    /**
+     * A cache shaped for this model: the policy on the global layers; each sliding-window layer
+     * keeps exactly its window (see {@link KvCache}).
+     */
     public KvCache newCache(PolicySpec spec, int maxTurnTokens, PositionMode positions) {
-        return new KvCache(layers, kvHeads, headDim, group, spec, maxTurnTokens, positions);
+        return new KvCache(layers, kvHeads, headDim, group, spec, maxTurnTokens, positions, layerWindow);
     }
 
     private void checkShape(KvCache cache) {
@@ -297,6 +340,7 @@ public final class Llama implements AutoCloseable {
     private void embed(int token, int row) {
         if (token < 0 || token >= vocab) throw new IllegalArgumentException("token " + token + " outside the vocabulary of " + vocab);
         weights.tokenEmbedding().dequantizeRow(token, residual, row * dim);
+        if (embeddingScale != 1f) for (int i = row * dim, end = i + dim; i < end; i++) residual[i] *= embeddingScale;
     }
 
     // ---- passes -------------------------------------------------------------------------------
@@ -313,7 +357,7 @@ public final class Llama implements AutoCloseable {
         checkShape(cache);
         for (int t = 0; t < n; t++) embed(tokens[off + t], t);
         checkContext(cache, n);
-        if (cache.positionMode() == PositionMode.ORIGINAL) rope.window(cache.nextPosition(), n);
+        if (cache.positionMode() == PositionMode.ORIGINAL) for (LlamaRope r : ropes) r.window(cache.nextPosition(), n);
         chunkCache[0] = cache;
         runLayers(chunkCache, 1, n);
         cache.advance(n);
@@ -362,7 +406,7 @@ public final class Llama implements AutoCloseable {
         }
         // the new keys and the queries of caches in original mode rotate to their token's
         // position: the window holds those positions, one per such conversation
-        if (original > 0) rope.windowEach(originalPositions, original);
+        if (original > 0) for (LlamaRope r : ropes) r.windowEach(originalPositions, original);
         runLayers(caches, n, 1);
         for (int b = 0; b < n; b++) caches[b].advance(1);
         // sized once for the largest batch, whatever the number of conversations in this step
@@ -414,16 +458,22 @@ public final class Llama implements AutoCloseable {
         attention(l);                                                        // attnOut
         shareBatch(attnOut, qDim, n);
         parallelRows(dim, outputProjPhase, (long) dim * qDim * n);           // blockOut = wo . attnOut
-        parallel(n, residualPhase, (long) n * dim);                          // residual += blockOut
+        addResidual(weights.postAttnNorm(), l, n);                           // residual += [rmsnorm](blockOut)
 
         // feed-forward block
         norm(weights.ffnNorm()[l], n);                                       // normed = rmsnorm(residual)
         shareBatch(normed, dim, n);
         parallelRows(hidden, ffnUpPhase, 2L * hidden * dim * n);             // gate, up
-        parallel(n, swigluPhase, (long) n * hidden);                         // gate = silu(gate) * up
+        parallel(n, activationPhase, (long) n * hidden);                     // gate = silu|gelu(gate) * up
         shareBatch(gate, hidden, n);
         parallelRows(dim, ffnDownPhase, (long) dim * hidden * n);            // blockOut = down . gate
-        parallel(n, residualPhase, (long) n * dim);                          // residual += blockOut
+        addResidual(weights.postFfnNorm(), l, n);                            // residual += [rmsnorm](blockOut)
+    }
+
+    /** The residual add of a block's output, normalised first where the architecture normalises after the block. */
+    private void addResidual(float[][] postNorms, int l, int n) {
+        pass.postNorm = postNorms == null ? null : postNorms[l];
+        parallel(n, residualPhase, (long) n * dim);
     }
 
     private void norm(float[] weight, int n) {
@@ -521,7 +571,7 @@ public final class Llama implements AutoCloseable {
             att = new float[heads * attentionBlock * nc];
             for (int i = 0; i < groupRow.length; i++) groupRow[i] = new float[nc];
         }
-        if (cache.positionMode() == PositionMode.CACHE) rope.ensure(cap);
+        if (cache.positionMode() == PositionMode.CACHE && layerRope[l] != null) layerRope[l].ensure(cap);
         return entries;
     }
 
@@ -578,6 +628,7 @@ public final class Llama implements AutoCloseable {
     private void ropeRange(int worker, int from, int to) {
         KvCache cache = pass.rotating;
         int l = pass.layer, hd = headDim;
+        LlamaRope rope = layerRope[l];
         boolean original = cache.positionMode() == PositionMode.ORIGINAL;
         for (int h = 0; h < kvHeads; h++) {
             int a = Math.max(from, keyStart[h]), b = Math.min(to, keyStart[h + 1]);
@@ -588,7 +639,8 @@ public final class Llama implements AutoCloseable {
             float[] row = keyRow[worker];
             for (int g = a; g < b; g++) {
                 int i = g - keyStart[h] + rotFrom[h];
-                if (original) rope.rotateAt(keys, i * hd, row, 0, pos[i], ropeScratch[worker]);
+                if (rope == null) System.arraycopy(keys, i * hd, row, 0, hd); // a layer without RoPE
+                else if (original) rope.rotateAt(keys, i * hd, row, 0, pos[i], ropeScratch[worker]);
                 else rope.rotate(keys, i * hd, row, 0, i);
                 // into the cache's tiled layout: component d of the tile's keys side by side
                 int t = KvCache.tiledIndex(i, 0, hd);
@@ -671,11 +723,21 @@ public final class Llama implements AutoCloseable {
         }
     }
 
-    /** Conversation b's token t (its query in row b * span + t) for head h into dst, rotated to the position of the stream's entry {@code self}. */
+    /**
+     * Conversation b's token t (its query in row b * span + t) for head h into dst, rotated to the
+     * position of the stream's entry {@code self} (copied in a layer without RoPE), times the
+     * attention temperature at its true position where the model has one.
+     */
     private void rotateQuery(KvCache cache, KvStream s, int b, int t, int h, int self, float[] dst, int worker) {
         int src = (b * pass.span + t) * qDim + h * headDim;
-        if (cache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, src, dst, 0, s.positions()[self], ropeScratch[worker]);
+        LlamaRope rope = layerRope[pass.layer];
+        if (rope == null) System.arraycopy(q, src, dst, 0, headDim);
+        else if (cache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, src, dst, 0, s.positions()[self], ropeScratch[worker]);
         else rope.rotate(q, src, dst, 0, self);
+        if (temperature != null) {
+            float f = temperature.at(s.positions()[self]);
+            if (f != 1f) for (int d = 0; d < headDim; d++) dst[d] *= f;
+        }
     }
 
     /** The unit's first {@code count} scores scaled, plus eq. 9's bias when the cache modulates; their max into unitMax. */
@@ -690,7 +752,26 @@ public final class Llama implements AutoCloseable {
             row[o + i] = z;
             if (z > max) max = z;
         }
+        int window = layerWindow[pass.layer];
+        if (window > 0) max = maskOutsideWindow(s, o, count, window);
         unitMax[u] = max;
+    }
+
+    /**
+     * A sliding-window layer: the unit's scores of entries at positions {@code window} or more
+     * before its query's (entry count - 1) become -inf, whatever the cache holds (a key evicted
+     * or not, its weight is then exactly 0); returns the max of the rest.
+     */
+    private float maskOutsideWindow(KvStream s, int o, int count, int window) {
+        long[] pos = s.positions();
+        long oldest = pos[count - 1] - window; // the newest position no longer seen
+        float[] row = att;
+        float max = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < count; i++) {
+            if (pos[i] <= oldest) row[o + i] = Float.NEGATIVE_INFINITY;
+            else if (row[o + i] > max) max = row[o + i];
+        }
+        return max;
     }
 
     /**
@@ -758,12 +839,14 @@ public final class Llama implements AutoCloseable {
         product(weights.wo()[pass.layer], from, to, attnOut, qDim, pass.rows, blockOut, dim);
     }
 
-    /** The residual add for rows [from, to): residual += blockOut. */
+    /** The residual add for rows [from, to): residual += blockOut, blockOut RMS-normalised first when the step has a post-block norm. */
     private void residualRange(int worker, int from, int to) {
+        float[] post = pass.postNorm;
+        if (post != null) for (int r = from; r < to; r++) rmsnorm(blockOut, r * dim, blockOut, r * dim, post, dim, config.normEps());
         for (int i = from * dim, end = to * dim; i < end; i++) residual[i] += blockOut[i];
     }
 
-    /** The feed-forward's two up projections for the same rows (their product: {@link #swigluRange}). */
+    /** The feed-forward's two up projections for the same rows (their product: {@link #activationRange}). */
     private void ffnUpRange(int worker, int from, int to) {
         int l = pass.layer;
         product(weights.wGate()[l], from, to, normed, dim, pass.rows, gate, hidden);
@@ -771,12 +854,13 @@ public final class Llama implements AutoCloseable {
     }
 
     /**
-     * SwiGLU's product for rows [from, to): gate = silu(gate) * up over whole rows, after the two
-     * up projections (a phase of its own so that each row is split into vectors the same way
-     * whatever the threads' row ranges were).
+     * The gated product for rows [from, to): gate = silu(gate) * up (SwiGLU) or gelu(gate) * up
+     * (GeGLU) over whole rows, after the two up projections (a phase of its own so that each row
+     * is split into vectors the same way whatever the threads' row ranges were).
      */
-    private void swigluRange(int worker, int from, int to) {
-        for (int r = from; r < to; r++) swiglu(gate, up, r * hidden, hidden);
+    private void activationRange(int worker, int from, int to) {
+        if (gelu) for (int r = from; r < to; r++) geglu(gate, up, r * hidden, hidden);
+        else for (int r = from; r < to; r++) swiglu(gate, up, r * hidden, hidden);
     }
 
     /** The down projection: blockOut = down . gate. */

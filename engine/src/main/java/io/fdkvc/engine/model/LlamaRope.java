@@ -10,8 +10,10 @@ import jdk.incubator.vector.VectorSpecies;
  * after the projection (see {@link #deinterleave}), so that one vectorised rotation serves both
  * layouts.
  *
- * <p>Frequencies follow llama2.c ({@code 1 / theta^(2j/headDim)} in float, angle
- * {@code pos * freq} in float), with the config's linear or llama3 scaling. The cos/sin values
+ * <p>Frequencies follow llama2.c ({@code 1 / theta^(2j/dims)} in float, angle
+ * {@code pos * freq} in float), with the {@link Rope}'s scaling and factors; cos and sin carry its
+ * magnitude. With partial rotary ({@code dims} below the head dimension) the pairs are
+ * (j, j + dims/2) and the coordinates from dims on pass through unchanged. The cos/sin values
  * come from two bounded tables, never from one sized by the model's declared context (a 1M-token
  * {@code context_length} would cost gigabytes and seconds at load):
  * <ul>
@@ -29,7 +31,8 @@ import jdk.incubator.vector.VectorSpecies;
 final class LlamaRope {
     private static final VectorSpecies<Float> S = FloatVector.SPECIES_PREFERRED;
 
-    private final int half;
+    private final int half, headDim;
+    private final float magnitude;
     private final float[] freq;
     private float[] cos = new float[0];
     private float[] sin = new float[0];
@@ -42,47 +45,26 @@ final class LlamaRope {
     private final long[] eachPos;
     private int eachCount;
 
+
     /**
-     * @param window most positions of one window (the prefill batch)
+     * @param rope    frequencies, scaling, magnitude and rotated coordinates ({@link Rope#dims()}
+     *                of {@code headDim}; the rest pass through)
+     * @param window  most positions of one window (the prefill batch)
      */
-    LlamaRope(LlamaConfig c, int window) {
-        int hd = c.headDim();
-        if (hd % 2 != 0) throw new IllegalArgumentException("RoPE needs an even head dimension, got " + hd);
+    LlamaRope(Rope rope, int headDim, int window) {
+        if (headDim % 2 != 0) throw new IllegalArgumentException("RoPE needs an even head dimension, got " + headDim);
+        if (rope.dims() > headDim) throw new IllegalArgumentException("RoPE over " + rope.dims() + " of " + headDim + " dimensions");
         if (window < 1) throw new IllegalArgumentException("window must be >= 1");
-        half = hd / 2;
+        this.headDim = headDim;
+        half = rope.dims() / 2;
+        magnitude = rope.magnitude();
         freq = new float[half];
-        for (int j = 0; j < half; j++) {
-            float f = (float) (1.0 / Math.pow(c.ropeTheta(), (2 * j) / (float) hd));
-            freq[j] = scaled(f, c);
-        }
+        for (int j = 0; j < half; j++) freq[j] = rope.frequency(j);
         windowCap = window;
         wCos = new float[window * half];
         wSin = new float[window * half];
         eachPos = new long[window];
         ensure(16);
-    }
-
-    /** Linear scaling divides every frequency; llama3 scaling divides only the low ones, smoothly. */
-    private static float scaled(float f, LlamaConfig c) {
-        String kind = c.ropeScaling() == null ? "none" : c.ropeScaling();
-        float factor = c.ropeScaleFactor();
-        switch (kind) {
-            case "none":
-                return f;
-            case "linear":
-                return f / factor;
-            case "llama3": {
-                // Llama 3.1's defaults: low_freq_factor 1, high_freq_factor 4
-                double low = 1, high = 4, orig = c.ropeOrigContext();
-                double wavelen = 2 * Math.PI / f;
-                if (wavelen < orig / high) return f;
-                if (wavelen > orig / low) return f / factor;
-                double smooth = (orig / wavelen - low) / (high - low);
-                return (float) ((1 - smooth) * f / factor + smooth * f);
-            }
-            default:
-                throw new IllegalArgumentException("unknown RoPE scaling '" + kind + "'");
-        }
     }
 
     /** Makes slots [0, n) available. Grows by doubling, so a long conversation allocates rarely. */
@@ -112,8 +94,8 @@ final class LlamaRope {
         float fp = (float) p; // as llama2.c: the angle is a float product
         for (int j = 0; j < half; j++) {
             float angle = fp * freq[j];
-            c[o + j] = (float) Math.cos(angle);
-            s[o + j] = (float) Math.sin(angle);
+            c[o + j] = (float) Math.cos(angle) * magnitude;
+            s[o + j] = (float) Math.sin(angle) * magnitude;
         }
     }
 
@@ -172,15 +154,21 @@ final class LlamaRope {
             float[] c = scratch;
             for (int j = 0; j < half; j++) {
                 float angle = (float) pos * freq[j];
-                c[j] = (float) Math.cos(angle);
-                c[half + j] = (float) Math.sin(angle);
+                c[j] = (float) Math.cos(angle) * magnitude;
+                c[half + j] = (float) Math.sin(angle) * magnitude;
             }
             for (int j = 0; j < half; j++) {
                 float a = src[so + j], b = src[so + half + j], vc = c[j], vs = c[half + j];
                 dst[dOff + j] = a * vc - b * vs;
                 dst[dOff + half + j] = a * vs + b * vc;
             }
+            passThrough(src, so, dst, dOff);
         }
+    }
+
+    /** The coordinates past the rotated ones, unchanged (partial rotary). */
+    private void passThrough(float[] src, int so, float[] dst, int dOff) {
+        for (int i = 2 * half; i < headDim; i++) dst[dOff + i] = src[so + i];
     }
 
     private void rotate(float[] src, int so, float[] dst, int dOff, float[] c, float[] s, int t) {
@@ -198,6 +186,7 @@ final class LlamaRope {
             dst[dOff + i] = a * vc - b * vs;
             dst[dOff + half + i] = a * vs + b * vc;
         }
+        passThrough(src, so, dst, dOff);
     }
 
     /**

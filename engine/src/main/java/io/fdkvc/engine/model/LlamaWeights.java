@@ -21,14 +21,25 @@ public record LlamaWeights(
         FloatTensor[] wUp,            // hidden x dim   (w3)
         float[] outputNorm,           // dim
         FloatTensor output,           // vocab x dim (the token embedding when tied)
-        float[][] qNorm,              // layers x headDim: per-head RMSNorm of q (qwen3), or null
-        float[][] kNorm) {            // layers x headDim: per-head RMSNorm of k (qwen3), or null
+        float[][] qNorm,              // layers x headDim: per-head RMSNorm of q (qwen3, gemma3), or null
+        float[][] kNorm,              // layers x headDim: per-head RMSNorm of k (qwen3, gemma3), or null
+        float[][] postAttnNorm,       // layers x dim: RMSNorm of the attention block's output (gemma3), or null
+        float[][] postFfnNorm) {      // layers x dim: RMSNorm of the feed-forward block's output (gemma3), or null
+
+    /** Weights without post-block norms (every architecture but gemma3). */
+    public LlamaWeights(FloatTensor tokenEmbedding, float[][] attnNorm, FloatTensor[] wq, FloatTensor[] wk,
+                        FloatTensor[] wv, FloatTensor[] wo, float[][] bq, float[][] bk, float[][] bv, float[][] ffnNorm,
+                        FloatTensor[] wGate, FloatTensor[] wDown, FloatTensor[] wUp, float[] outputNorm,
+                        FloatTensor output, float[][] qNorm, float[][] kNorm) {
+        this(tokenEmbedding, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, wGate, wDown, wUp, outputNorm, output, qNorm, kNorm,
+                null, null);
+    }
 
     /** Weights without q/k norms (llama, qwen2). */
     public LlamaWeights(FloatTensor tokenEmbedding, float[][] attnNorm, FloatTensor[] wq, FloatTensor[] wk,
                         FloatTensor[] wv, FloatTensor[] wo, float[][] bq, float[][] bk, float[][] bv, float[][] ffnNorm,
                         FloatTensor[] wGate, FloatTensor[] wDown, FloatTensor[] wUp, float[] outputNorm,
                         FloatTensor output) {
-        this(tokenEmbedding, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, wGate, wDown, wUp, outputNorm, output, null, null);
+        this(tokenEmbedding, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, wGate, wDown, wUp, outputNorm, output, null, null, null, null);
     }
 }

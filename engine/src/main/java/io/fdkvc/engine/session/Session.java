@@ -33,6 +33,7 @@ public final class Session {
     public Session(Llama model, KvCache cache) {
         this.model = model;
         this.cache = cache;
+        cache.limitOriginalPositions(model.config().contextLength());
     }
 
     public Llama model() { return model; }

@@ -182,9 +182,22 @@ class GgufModelLoaderTest {
             assertThat(m.config().ropeScaleFactor()).isEqualTo(8f);
             assertThat(m.config().ropeOrigContext()).isEqualTo(8192);
         }
+        // YaRN needs its factor; the original context defaults to the trained one, as in llama.cpp
         Path yarn = write("yarn.gguf", tiny("qwen2", GgmlType.F16, false, w -> w.putString("qwen2.rope.scaling.type", "yarn")));
         assertThatThrownBy(() -> GgufModelLoader.load(yarn)).isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining(yarn.toString()).hasMessageContaining("'yarn'");
+                .hasMessageContaining(yarn.toString()).hasMessageContaining("'qwen2.rope.scaling.factor'");
+        Path yarn4 = write("yarn4.gguf", tiny("qwen2", GgmlType.F16, false, w -> w.putString("qwen2.rope.scaling.type", "yarn")
+                .putFloat32("qwen2.rope.scaling.factor", 4f)));
+        try (LoadedModel m = GgufModelLoader.load(yarn4)) {
+            io.fdkvc.engine.model.Rope r = m.config().blocks().layers().get(0).rope();
+            assertThat(r.scaling()).isEqualTo(io.fdkvc.engine.model.Rope.Scaling.YARN);
+            assertThat(r.originalContext()).isEqualTo(m.config().contextLength());
+            // llama.cpp's magnitude without a log multiplier: 1 + 0.1 ln(factor)
+            assertThat((double) r.magnitude()).isCloseTo(1 + 0.1 * Math.log(4), org.assertj.core.data.Offset.offset(1e-6));
+        }
+        Path dynamic = write("dynamic.gguf", tiny("qwen2", GgmlType.F16, false, w -> w.putString("qwen2.rope.scaling.type", "dynamic")));
+        assertThatThrownBy(() -> GgufModelLoader.load(dynamic)).isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining(dynamic.toString()).hasMessageContaining("'dynamic' is not supported");
     }
 
     /**

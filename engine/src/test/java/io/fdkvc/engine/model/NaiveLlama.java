@@ -10,10 +10,14 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * A deliberately plain Llama/Qwen2/Qwen3 forward pass for the tests: one token at a time, in
- * double precision, RoPE written from the papers' definitions (interleaved pairs for llama, halves
- * for NEOX), llama3 frequency scaling from Meta's reference, Qwen3's per-head RMSNorm of q and k.
- * It shares no code with {@link Llama}.
+ * A deliberately plain forward pass of every architecture the engine runs, for the tests: one
+ * token at a time, in double precision, RoPE written from the papers' definitions (interleaved
+ * pairs for llama, halves for NEOX, partial rotary leaving the last coordinates alone), llama3
+ * frequency scaling from Meta's reference, YaRN's ramp from its paper (with llama.cpp's floor and
+ * ceil of the correction dimensions), LongRoPE's factors, the per-head RMSNorm of q and k, Gemma
+ * 3's scaled embeddings, post-block norms, tanh gelu and sliding windows, SmolLM3's layers without
+ * RoPE, Ministral 3's attention temperature. It reads the config's {@link Blocks} (what the model
+ * is) and shares no code with {@link Llama}.
  *
  * <p>{@link #next(int)} attends to every earlier token at its true position (keys rotated as
  * llama2.c and llama.cpp do). {@link #next(int, KvCache)} attends, per (layer, KV head), only to
@@ -117,32 +121,45 @@ final class NaiveLlama {
         return y;
     }
 
-    double frequency(int j) {
-        double f = Math.pow(c.ropeTheta(), -2.0 * j / c.headDim());
-        switch (c.ropeScaling()) {
-            case "linear" -> f /= c.ropeScaleFactor();
-            case "llama3" -> {
-                double lowWavelen = c.ropeOrigContext() / 1.0, highWavelen = c.ropeOrigContext() / 4.0;
+    static double frequency(Rope r, int j) {
+        double f = Math.pow(r.theta(), -2.0 * j / r.dims());
+        if (r.frequencyFactors() != null) f /= r.frequencyFactors()[j];
+        double orig = r.originalContext(), factor = r.factor();
+        switch (r.scaling()) {
+            case LINEAR -> f /= factor;
+            case LLAMA3 -> {
+                double lowWavelen = orig / 1.0, highWavelen = orig / 4.0;
                 double wl = 2 * Math.PI / f;
                 if (wl > lowWavelen) {
-                    f /= c.ropeScaleFactor();
+                    f /= factor;
                 } else if (wl >= highWavelen) {
-                    double smooth = (c.ropeOrigContext() / wl - 1) / (4 - 1);
-                    f = (1 - smooth) * f / c.ropeScaleFactor() + smooth * f;
+                    double smooth = (orig / wl - 1) / (4 - 1);
+                    f = (1 - smooth) * f / factor + smooth * f;
                 }
             }
-            default -> { }
+            case YARN -> {
+                // the pair index at which a wavelength turns `beta` times over the original context
+                double fast = r.dims() * Math.log(orig / (r.betaFast() * 2 * Math.PI)) / (2 * Math.log(r.theta()));
+                double slow = r.dims() * Math.log(orig / (r.betaSlow() * 2 * Math.PI)) / (2 * Math.log(r.theta()));
+                double lo = Math.max(0, Math.floor(fast)), hi = Math.min(r.dims() - 1, Math.ceil(slow));
+                double ramp = Math.min(1, Math.max(0, (j - lo) / Math.max(0.001, hi - lo)));
+                // ramp 0: high frequencies kept (extrapolation), 1: low ones interpolated
+                f = f * (1 - ramp) + f / factor * ramp;
+            }
+            case NONE -> { }
         }
         return f;
     }
 
-    /** Head {@code h} of {@code v} (heads of headDim) rotated to position {@code pos}, as a new array of headDim. */
-    private double[] rope(double[] v, int h, long pos) {
-        int hd = c.headDim(), half = hd / 2;
+    /** Head {@code h} of {@code v} (heads of headDim) rotated by {@code r} (none: copied) to position {@code pos}, as a new array of headDim. */
+    private double[] rope(double[] v, int h, long pos, Rope r) {
+        int hd = c.headDim();
         double[] out = new double[hd];
         System.arraycopy(v, h * hd, out, 0, hd);
+        if (r == null) return out;
+        int half = r.dims() / 2;
         for (int j = 0; j < half; j++) {
-            double a = pos * frequency(j), cs = Math.cos(a), sn = Math.sin(a);
+            double a = pos * frequency(r, j), cs = Math.cos(a) * r.magnitude(), sn = Math.sin(a) * r.magnitude();
             int i0 = c.ropeNeox() ? j : 2 * j;
             int i1 = c.ropeNeox() ? j + half : 2 * j + 1;
             double x0 = out[i0], x1 = out[i1];
@@ -180,12 +197,16 @@ final class NaiveLlama {
         int pos = keys.size(), hd = c.headDim(), group = c.heads() / c.kvHeads();
         boolean slots = cache != null && cache.positionMode() == PositionMode.CACHE;
         double[] x = row(w.tokenEmbedding(), token);
+        for (int i = 0; i < x.length; i++) x[i] *= c.blocks().embeddingScale();
+        Blocks.AttentionTemperature temp = c.blocks().temperature();
         double[][] ks = new double[c.layers()][], vs = new double[c.layers()][];
         keys.add(ks);
         values.add(vs);
         weights = new double[c.layers()][c.heads()][];
         visible = new long[c.layers()][c.kvHeads()][];
         for (int l = 0; l < c.layers(); l++) {
+            Rope lr = c.blocks().layers().get(l).rope();
+            int window = c.blocks().layers().get(l).window();
             double[] xn = rmsnorm(x, w.attnNorm()[l]);
             double[] q = matvec(w.wq()[l], xn, w.bq() == null ? null : w.bq()[l]);
             double[] k = matvec(w.wk()[l], xn, w.bk() == null ? null : w.bk()[l]);
@@ -203,15 +224,23 @@ final class NaiveLlama {
                 long[] vis = visible[l][kvh];
                 int n = vis.length;
                 float[] bias = cache != null && cache.modulated() ? cache.stream(l, kvh).logitBias() : null;
-                double[] qr = rope(q, h, slots ? n - 1 : pos);
+                double[] qr = rope(q, h, slots ? n - 1 : pos, lr);
+                if (temp != null) {
+                    double f = 1 + temp.scale() * Math.log(Math.floor((double) pos / temp.length()) + 1);
+                    for (int j = 0; j < hd; j++) qr[j] *= f;
+                }
                 double[] s = new double[n];
                 double max = Double.NEGATIVE_INFINITY;
                 for (int i = 0; i < n; i++) {
                     int p = (int) vis[i];
-                    double[] kr = rope(keys.get(p)[l], kvh, slots ? i : p);
+                    if (window > 0 && pos - p >= window) {
+                        s[i] = Double.NEGATIVE_INFINITY; // out of the sliding window
+                        continue;
+                    }
+                    double[] kr = rope(keys.get(p)[l], kvh, slots ? i : p, lr);
                     double d = 0;
                     for (int j = 0; j < hd; j++) d += qr[j] * kr[j];
-                    s[i] = d / Math.sqrt(hd) + (bias == null ? 0 : bias[i]);
+                    s[i] = d * c.blocks().queryScale() + (bias == null ? 0 : bias[i]);
                     max = Math.max(max, s[i]);
                 }
                 double sum = 0;
@@ -224,12 +253,20 @@ final class NaiveLlama {
                 weights[l][h] = s;
             }
             double[] o = matvec(w.wo()[l], att, null);
+            if (w.postAttnNorm() != null) o = rmsnorm(o, w.postAttnNorm()[l]);
             for (int i = 0; i < x.length; i++) x[i] += o[i];
             double[] xf = rmsnorm(x, w.ffnNorm()[l]);
             double[] gate = matvec(w.wGate()[l], xf, null), up = matvec(w.wUp()[l], xf, null);
             double[] hmid = new double[gate.length];
-            for (int i = 0; i < gate.length; i++) hmid[i] = gate[i] / (1 + Math.exp(-gate[i])) * up[i];
+            boolean gelu = c.blocks().activation() == Blocks.Activation.GELU;
+            for (int i = 0; i < gate.length; i++) {
+                double g = gate[i];
+                double act = gelu ? 0.5 * g * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (g + 0.044715 * g * g * g)))
+                        : g / (1 + Math.exp(-g));
+                hmid[i] = act * up[i];
+            }
             double[] down = matvec(w.wDown()[l], hmid, null);
+            if (w.postFfnNorm() != null) down = rmsnorm(down, w.postFfnNorm()[l]);
             for (int i = 0; i < x.length; i++) x[i] += down[i];
         }
         return matvec(w.output(), rmsnorm(x, w.outputNorm()), null);

@@ -140,10 +140,15 @@ class Qwen3Test {
     @Test
     void unsupportedArchitecturesAndForeignTensorsAreRefusedByName() {
         LlamaWeights w = NaiveLlama.randomWeights(C, 8, false);
-        Path gemma = write("gemma3.gguf", gguf(C, w, g -> g.putString("general.architecture", "gemma3")));
+        Path gemma = write("gemma2.gguf", gguf(C, w, g -> g.putString("general.architecture", "gemma2")));
         assertThatThrownBy(() -> GgufModelLoader.load(gemma)).isInstanceOf(ModelFormatException.class)
                 .hasMessageContaining(gemma.toString())
-                .hasMessageContaining("unsupported architecture 'gemma3' (this engine reads llama, qwen2, qwen3)");
+                .hasMessageContaining("unsupported architecture 'gemma2' (this engine reads llama, qwen2, qwen3, gemma3, phi3, mistral3, smollm3)");
+
+        // soft-capped attention logits are not implemented: refused, never run without them
+        Path capped = write("capped.gguf", gguf(C, w, g -> g.putFloat32("qwen3.attn_logit_softcapping", 50f)));
+        assertThatThrownBy(() -> GgufModelLoader.load(capped)).isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining("qwen3.attn_logit_softcapping = 50.0: logit soft-capping is not supported");
 
         Path biased = write("biased.gguf", gguf(C, w, g -> g.addTensor("blk.0.attn_q.bias", GgmlType.F32,
                 new float[C.heads() * C.headDim()], C.heads() * C.headDim())));

@@ -16,9 +16,10 @@ public record FidelityParams(
         @Doc(value = "weight of the long-term channel: decayed cumulative attention c / max c", range = ">= 0") double wc,
         @Doc(value = "weight of the relevance channel: the turn's last `window` rows' attention, max-pooled, / its max", range = ">= 0") double wrho,
         @Doc(value = "observation window: the turn's last query rows whose attention makes the relevance channel", range = ">= 1") int window,
-        @Doc(value = "max-pooling kernel of the relevance channel over neighbouring entries", range = "odd, >= 1") int kernel) {
+        @Doc(value = "max-pooling kernel of the relevance channel over neighbouring entries", range = "odd, >= 1") int kernel,
+        @Doc(value = "decay per turn of the relevance channel: rho = max(delta * rho, the turn's pooled window); 0 replaces it every turn", range = "[0,1]") double delta) {
 
-    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.25, 0.7, 1.0, 1.0, 8, 1);
+    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.125, 0.6, 1.0, 1.0, 8, 1, 0.5);
 
     public FidelityParams {
         Check.atLeast("sinks", sinks, 0);
@@ -28,6 +29,7 @@ public record FidelityParams(
         Check.atLeast("wrho", wrho, 0);
         Check.atLeast("window", window, 1);
         Check.atLeast("kernel", kernel, 1);
+        Check.inClosed("delta", delta, 0, 1);
         if (kernel % 2 == 0) throw new ParameterException("kernel", "must be odd, got " + kernel);
     }
 }

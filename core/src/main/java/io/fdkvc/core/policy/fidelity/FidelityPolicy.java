@@ -17,7 +17,9 @@ import io.fdkvc.core.policy.Turn;
  *       cumulative channel with decay, H2O's score when gamma = 1);</li>
  *   <li>relevance {@code rho}: the attention of the turn's last {@code window} rows, max-pooled over
  *       {@code kernel} neighbours (SnapKV's observation window: what the model is reading now),
- *       replaced every turn.</li>
+ *       decaying by {@code delta} per turn: {@code rho = max(delta * rho, window)}, so that what an
+ *       earlier turn read stays relevant for a while (FD-KVC's decaying relevance; replaced every
+ *       turn when delta = 0).</li>
  * </ul>
  * The first {@code sinks} positions (attention sinks) and the {@code recent} share of the budget
  * (the newest entries: the local context) are kept whatever their scores; the other entries
@@ -27,6 +29,7 @@ import io.fdkvc.core.policy.Turn;
  */
 public final class FidelityPolicy extends ObservationWindowPolicy {
     private final FidelityParams p;
+    private double[] window = new double[0];
 
     public FidelityPolicy(String name, int budget, FidelityParams params) {
         super(name, budget, params.window(), params.kernel());
@@ -54,7 +57,15 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
                 for (int i = 0; i < visible; i++) c[i] += weights[i] / rows;
             }
         }
-        pooledWindow(s, t, n, true, s.rho());
+        if (p.delta() == 0) {
+            pooledWindow(s, t, n, true, s.rho());
+            return;
+        }
+        // decaying relevance: what an earlier turn read stays relevant, fading by delta a turn
+        if (window.length < n) window = new double[Math.max(n, 2 * window.length)];
+        pooledWindow(s, t, n, true, window);
+        double[] rho = s.rho();
+        for (int i = 0; i < n; i++) rho[i] = Math.max(p.delta() * rho[i], window[i]);
     }
 
     @Override

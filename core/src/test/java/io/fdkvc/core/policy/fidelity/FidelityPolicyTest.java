@@ -38,7 +38,7 @@ class FidelityPolicyTest {
     @Test
     void longTermAndWindowChannelsWithSinksAndARecentShare() {
         // budget 4: one sink, recent share 0.25 (the newest entry), kernel 1 (no pooling), gamma 0.5, wc = wrho = 1
-        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2))
+        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", 0.0))
                 .newPolicy();
         assertThat(p.readsAttention()).isTrue();
         assertThat(p.recentAttentionRows()).isEqualTo(2);
@@ -57,6 +57,31 @@ class FidelityPolicyTest {
         assertThat(Arrays.copyOf(s.rho(), 4)).containsExactly(new double[] {0.0, 0.2, 0.6, 0.2}, within(1e-7));
     }
 
+    /** The same two turns with the relevance channel replaced (delta 0) and decaying (delta 0.5): an entry read last turn survives only with decay. */
+    @Test
+    void decayingRelevanceKeepsWhatTheLastTurnRead() {
+        assertThat(twoTurns(0.0)).containsExactly(0, 1, 2, 5);
+        // delta 0.5: rho = max(0.5 rho, window) = 0.1, 0.2, 0.6, 0.7, 0.2, 0.2 ; c = 0.15, 0.55, 0.15, 0.35, 0.2, 0.1
+        // score = c / 0.55 + rho / 0.7 for positions 1..4: 1.286, 1.130, 1.636, 0.649: 3 and 1 join the sink and the recent entry
+        assertThat(twoTurns(0.5)).containsExactly(0, 1, 3, 5);
+        assertThat(Arrays.copyOf(s.rho(), 4)).containsExactly(new double[] {0.1, 0.2, 0.7, 0.2}, within(1e-7));
+    }
+
+    private long[] twoTurns(double delta) {
+        s.clear();
+        next = 0;
+        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4,
+                Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", delta)).newPolicy();
+        append(4);
+        observe(new double[] {0.2, 0.2, 0.2, 1.4}, new double[] {0.2, 0.2, 0.2, 1.4}, 2);
+        p.endTurn(s, turn);
+        append(2);
+        // delta 0: rho = 0, 0.2, 0.6, 0, 0.2, 0.2 ; score = c / 0.55 + rho / 0.6: 1.333, 1.273, 0.636, 0.697 for positions 1..4
+        observe(new double[] {0.2, 1.0, 0.2, 0.0, 0.4, 0.2}, new double[] {0.0, 0.2, 0.6, 0.0, 0.2, 0.2}, 2);
+        p.endTurn(s, turn);
+        return Arrays.copyOf(s.positions(), s.size());
+    }
+
     @Test
     void parametersAreValidated() {
         assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("kernel", 2))).isInstanceOf(ParameterException.class)
@@ -65,5 +90,7 @@ class FidelityPolicyTest {
                 .hasMessageContaining("sinks");
         assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("recent", 1.5))).isInstanceOf(ParameterException.class)
                 .hasMessageContaining("recent");
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("delta", 1.5))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("delta");
     }
 }

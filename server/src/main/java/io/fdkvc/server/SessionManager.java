@@ -382,9 +382,7 @@ final class SessionManager {
         }
         if (!l.granted()) {
             metrics.leaseConflict();
-            int seconds = (int) Math.max(1, (l.retryAfterMs() + 999) / 1000);
-            throw new ApiError(409, "invalid_request_error", null, "session_leased", "session " + ApiError.excerpt(e.id)
-                    + " is being answered by another server; retry in " + seconds + " s").retryAfter(seconds);
+            throw leasedElsewhere(e.id, l.retryAfterMs());
         }
         e.leased = true;
         if (l.version() != e.version) {
@@ -553,9 +551,8 @@ final class SessionManager {
                         e.kvBytes = 0;
                         e.version = -1; // unknown: the next lease reloads
                     }
-                    int seconds = (int) Math.max(1, (fenced.retryAfterMs() + 999) / 1000);
                     throw new ApiError(409, "invalid_request_error", null, "session_fenced", fenced.getMessage()
-                            + "; this turn is not stored, resend it").retryAfter(seconds);
+                            + "; this turn is not stored, resend it").retryAfter(retrySeconds(fenced.retryAfterMs()));
                 }
                 if (failed != null && mode == StoreMode.STRICT) {
                     // memory goes back to what the store holds: the next request reloads the stored turn
@@ -776,6 +773,18 @@ final class SessionManager {
         }
     }
 
+    /** 409 {@code session_leased}: another server holds the session's lease for {@code retryAfterMs} more. */
+    private static ApiError leasedElsewhere(String id, long retryAfterMs) {
+        int seconds = retrySeconds(retryAfterMs);
+        return new ApiError(409, "invalid_request_error", null, "session_leased", "session " + ApiError.excerpt(id)
+                + " is being answered by another server; retry in " + seconds + " s").retryAfter(seconds);
+    }
+
+    /** A lease's remaining milliseconds as the whole seconds of a Retry-After header, at least 1. */
+    private static int retrySeconds(long retryAfterMs) {
+        return (int) Math.max(1, (retryAfterMs + 999) / 1000);
+    }
+
     /** Removes a session from the shared store (unless another server is answering it) and from this server's memory. */
     private void deleteShared(String id) {
         Entry e = entries.get(id);
@@ -784,9 +793,7 @@ final class SessionManager {
         try {
             existed = shared.remove(id);
         } catch (SharedSessionStore.LeasedElsewhere l) {
-            int seconds = (int) Math.max(1, (l.retryAfterMs() + 999) / 1000);
-            throw new ApiError(409, "invalid_request_error", null, "session_leased", "session " + ApiError.excerpt(id)
-                    + " is being answered by another server; retry in " + seconds + " s").retryAfter(seconds);
+            throw leasedElsewhere(id, l.retryAfterMs());
         } catch (SessionStore.Unavailable u) {
             throw storeError(u);
         }

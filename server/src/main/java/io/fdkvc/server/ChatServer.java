@@ -102,6 +102,7 @@ public final class ChatServer implements AutoCloseable {
             if (sessionDir != null && sessionStore != null) {
                 throw new InputException("--session-dir and --session-store name two stores; give one");
             }
+            if (sessionStore != null) RedisStore.Address.parse(sessionStore);
             if (port < 0 || port > 65535) throw new InputException("--port must be in 0..65535, got " + port);
             if (sessions < 1) throw new InputException("--sessions must be >= 1, got " + sessions);
             if (parallel < 1) throw new InputException("--parallel must be >= 1, got " + parallel);

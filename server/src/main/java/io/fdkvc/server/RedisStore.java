@@ -1,6 +1,7 @@
 package io.fdkvc.server;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.core.Limits;
 import io.fdkvc.core.Untrusted;
 import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.chat.Conversation;
@@ -132,45 +133,63 @@ final class RedisStore implements SharedSessionStore {
     private final ScheduledExecutorService renewer;
 
     /**
+     * Where a {@code --session-store} URL points: {@code redis://HOST:PORT[/DB]}, or {@code rediss://}
+     * for TLS. {@link #parse} refuses anything else with the option's name, so that a server
+     * refuses a bad URL before it binds its port or loads its model.
+     */
+    record Address(boolean tls, String host, int port, int db) {
+        static Address parse(String uri) {
+            URI u;
+            try {
+                u = new URI(uri);
+            } catch (URISyntaxException e) {
+                throw new InputException("--session-store: not a URL: " + Untrusted.excerpt(uri));
+            }
+            String scheme = u.getScheme();
+            if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
+                throw new InputException("--session-store must be redis://HOST:PORT[/DB] or rediss://HOST:PORT[/DB], got " + Untrusted.excerpt(uri));
+            }
+            if (u.getRawUserInfo() != null) {
+                throw new InputException("--session-store: credentials in the URL are refused (the command line is visible to every user);"
+                        + " set " + PASSWORD_ENV + " (and " + USER_ENV + " for an ACL user) instead");
+            }
+            if (u.getHost() == null) throw new InputException("--session-store: no host in " + Untrusted.excerpt(uri));
+            if (u.getRawQuery() != null || u.getRawFragment() != null) {
+                throw new InputException("--session-store: no query or fragment is accepted, got " + Untrusted.excerpt(uri));
+            }
+            int port = u.getPort() < 0 ? 6379 : u.getPort();
+            if (port < 1 || port > 65535) throw new InputException("--session-store: the port must be in 1..65535, got " + port);
+            int db = 0;
+            String path = u.getPath() == null ? "" : u.getPath();
+            if (!path.isEmpty() && !path.equals("/")) {
+                try {
+                    db = Integer.parseInt(path.substring(1));
+                } catch (NumberFormatException e) {
+                    db = -1;
+                }
+                if (db < 0 || db > 15) throw new InputException("--session-store: the database must be 0..15, got " + Untrusted.excerpt(path.substring(1)));
+            }
+            return new Address("rediss".equals(scheme), u.getHost(), port, db);
+        }
+
+        /** The URL without credentials, as logs and {@code /health} show it. */
+        String where() {
+            return (tls ? "rediss" : "redis") + "://" + host + ":" + port + "/" + db;
+        }
+    }
+
+    /**
      * Opens the store named by {@code uri} ({@code redis://HOST:PORT[/DB]} or {@code rediss://} for
      * TLS), with the credentials from {@link #PASSWORD_ENV} and {@link #USER_ENV} in {@code env}.
      * Nothing is contacted yet: a store that is down at start-up is reported by {@link #problem}.
      */
     RedisStore(String uri, Map<String, String> env, SessionCodec codec, int leaseSeconds) {
-        URI u;
-        try {
-            u = new URI(uri);
-        } catch (URISyntaxException e) {
-            throw new InputException("--session-store: not a URL: " + Untrusted.excerpt(uri));
-        }
-        String scheme = u.getScheme();
-        if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
-            throw new InputException("--session-store must be redis://HOST:PORT[/DB] or rediss://HOST:PORT[/DB], got " + Untrusted.excerpt(uri));
-        }
-        if (u.getRawUserInfo() != null) {
-            throw new InputException("--session-store: credentials in the URL are refused (the command line is visible to every user);"
-                    + " set " + PASSWORD_ENV + " (and " + USER_ENV + " for an ACL user) instead");
-        }
-        if (u.getHost() == null) throw new InputException("--session-store: no host in " + Untrusted.excerpt(uri));
-        if (u.getRawQuery() != null || u.getRawFragment() != null) {
-            throw new InputException("--session-store: no query or fragment is accepted, got " + Untrusted.excerpt(uri));
-        }
-        int port = u.getPort() < 0 ? 6379 : u.getPort();
-        int db = 0;
-        String path = u.getPath() == null ? "" : u.getPath();
-        if (!path.isEmpty() && !path.equals("/")) {
-            try {
-                db = Integer.parseInt(path.substring(1));
-            } catch (NumberFormatException e) {
-                db = -1;
-            }
-            if (db < 0 || db > 15) throw new InputException("--session-store: the database must be 0..15, got " + Untrusted.excerpt(path.substring(1)));
-        }
-        if (leaseSeconds < 1 || leaseSeconds > 3600) throw new InputException("--session-lease must be 1..3600 seconds, got " + leaseSeconds);
-        this.where = scheme + "://" + u.getHost() + ":" + port + "/" + db;
+        Address a = Address.parse(uri);
+        Limits.check("--session-lease", leaseSeconds, 1, 3600);
+        this.where = a.where();
         this.codec = codec;
         this.leaseMs = leaseSeconds * 1000L;
-        DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder().database(db).ssl("rediss".equals(scheme))
+        DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder().database(a.db()).ssl(a.tls())
                 .connectionTimeoutMillis(TIMEOUT_MS).socketTimeoutMillis(TIMEOUT_MS).clientName("fdkvc-serve");
         String password = env.get(PASSWORD_ENV), user = env.get(USER_ENV);
         if (password != null && !password.isEmpty()) cfg.password(password);
@@ -183,7 +202,7 @@ final class RedisStore implements SharedSessionStore {
         redis.clients.jedis.ConnectionPoolConfig pool = new redis.clients.jedis.ConnectionPoolConfig();
         pool.setTestOnBorrow(true);
         pool.setMaxTotal(32);
-        this.redis = new JedisPooled(new HostAndPort(u.getHost(), port), cfg.build(), pool);
+        this.redis = new JedisPooled(new HostAndPort(a.host(), a.port()), cfg.build(), pool);
         this.renewer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("fdkvc-lease-renewal").unstarted(r));
         long every = Math.max(100, leaseMs / 3);
         renewer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);

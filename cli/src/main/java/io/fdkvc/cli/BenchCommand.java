@@ -69,7 +69,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--jit-warmup", paramLabel = "N", defaultValue = "4",
             description = {"turns of a throwaway conversation run before each configuration so the JIT has compiled: at least N, "
-                    + "then more while the last one spent " + JIT_QUIET_PERCENT + "% or more of its time compiling, "
+                    + "then more while the last one spent " + JIT_QUIET_PERCENT + "%% or more of its time compiling, "
                     + "up to " + JIT_MAX_FACTOR + "N; default: ${DEFAULT-VALUE}"})
     int jitWarmup;
 

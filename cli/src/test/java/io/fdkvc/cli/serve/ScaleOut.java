@@ -68,6 +68,11 @@ final class ScaleOut {
 
         abstract void start() throws IOException, InterruptedException;
 
+        /** The HTTP address of what listens on {@link #port} (a replica, the balancer). */
+        String base() {
+            return "http://127.0.0.1:" + port;
+        }
+
         void kill() throws InterruptedException {
             if (process != null) {
                 process.destroyForcibly(); // SIGKILL
@@ -113,10 +118,6 @@ final class ScaleOut {
             start();
         }
 
-        String base() {
-            return "http://127.0.0.1:" + port;
-        }
-
         @Override
         void start() throws IOException, InterruptedException {
             List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -147,10 +148,6 @@ final class ScaleOut {
             this.replicas = replicas;
             this.statsPort = freePort();
             start();
-        }
-
-        String base() {
-            return "http://127.0.0.1:" + port;
         }
 
         @Override

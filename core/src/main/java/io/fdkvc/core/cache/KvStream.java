@@ -326,7 +326,8 @@ public final class KvStream {
     /**
      * Per-entry ownership, the spec's h_i = wc * chat_i + wrho * rho_i (eq. 5), as the last update
      * computed it: FD-KVC evicts below {@code tau * max h} (eq. 8) and then the lowest h down to
-     * the budget. 0 when appended; unused by the baselines.
+     * the budget. fdkvc-fidelity keeps its long-term importance here (the heavy share's ranking).
+     * 0 when appended; unused by the baselines.
      */
     public double[] h() { return h; }
 

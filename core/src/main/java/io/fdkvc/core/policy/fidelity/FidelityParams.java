@@ -17,9 +17,12 @@ public record FidelityParams(
         @Doc(value = "weight of the relevance channel: the turn's last `window` rows' attention, max-pooled, / its max", range = ">= 0") double wrho,
         @Doc(value = "observation window: the turn's last query rows whose attention makes the relevance channel", range = ">= 1") int window,
         @Doc(value = "max-pooling kernel of the relevance channel over neighbouring entries", range = "odd, >= 1") int kernel,
-        @Doc(value = "decay per turn of the relevance channel: rho = max(delta * rho, the turn's pooled window); 0 replaces it every turn", range = "[0,1]") double delta) {
+        @Doc(value = "decay per turn of the relevance channel: rho = max(delta * rho, the turn's pooled window); 0 replaces it every turn", range = "[0,1]") double delta,
+        @Doc(value = "share of the budget kept for the entries of highest long-term importance H, whatever their scores", range = "[0,1], recent + heavy <= 1") double heavy,
+        @Doc(value = "decay per turn of the long-term importance H that the heavy share ranks by (1: H2O's cumulative attention)", range = "(0,1]") double eta,
+        @Doc(value = "how the channels are put on one scale: 0 each / its maximum, 1 each entry's rank among the competing entries / their count", range = "0 or 1") int ranks) {
 
-    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.125, 0.6, 1.0, 1.0, 8, 1, 0.5);
+    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.125, 0.6, 1.0, 1.0, 8, 1, 0.5, 0.0, 1.0, 0);
 
     public FidelityParams {
         Check.atLeast("sinks", sinks, 0);
@@ -30,6 +33,10 @@ public record FidelityParams(
         Check.atLeast("window", window, 1);
         Check.atLeast("kernel", kernel, 1);
         Check.inClosed("delta", delta, 0, 1);
+        Check.inClosed("heavy", heavy, 0, 1);
+        Check.inOpenClosed("eta", eta, 0, 1);
+        if (ranks != 0 && ranks != 1) throw new ParameterException("ranks", "must be 0 or 1, got " + ranks);
+        if (recent + heavy > 1) throw new ParameterException("heavy", "recent + heavy must be <= 1, got " + recent + " + " + heavy);
         if (kernel % 2 == 0) throw new ParameterException("kernel", "must be odd, got " + kernel);
     }
 }

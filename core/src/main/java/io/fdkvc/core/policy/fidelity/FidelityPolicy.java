@@ -21,15 +21,20 @@ import io.fdkvc.core.policy.Turn;
  *       earlier turn read stays relevant for a while (FD-KVC's decaying relevance; replaced every
  *       turn when delta = 0).</li>
  * </ul>
- * The first {@code sinks} positions (attention sinks) and the {@code recent} share of the budget
- * (the newest entries: the local context) are kept whatever their scores; the other entries
- * compete by score. Unlike SnapKV and TOVA the turn's own entries compete too, so a turn longer
+ * The first {@code sinks} positions (attention sinks), the {@code recent} share of the budget
+ * (the newest entries: the local context) and the {@code heavy} share (the other entries of
+ * highest long-term importance {@code H}: the attention of every turn's rows, decayed by
+ * {@code eta} per turn, H2O's heavy hitters when eta = 1) are kept whatever their scores; the
+ * other entries compete by score. The heavy share gives the slow channel a part of the budget of
+ * its own, so that an entry the model read strongly turns ago (a name) is not outscored by what
+ * the fast-decaying channels favour now. Unlike SnapKV and TOVA the turn's own entries compete too, so a turn longer
  * than the budget does not flush the history. Reads the model's attention when the engine gives
  * it ({@link Turn#observed()}); otherwise computes it from the turn's query rows (a trace).
  */
 public final class FidelityPolicy extends ObservationWindowPolicy {
     private final FidelityParams p;
     private double[] window = new double[0];
+    private long[] byValue = new long[0];
 
     public FidelityPolicy(String name, int budget, FidelityParams params) {
         super(name, budget, params.window(), params.kernel());
@@ -40,13 +45,19 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
     @Override
     protected void observe(KvStream s, Turn t) {
         int n = s.size();
-        double[] c = s.c();
+        double[] c = s.c(), h = s.h();
         int rows = Math.max(1, t.rows());
-        for (int i = 0; i < n; i++) c[i] *= p.gamma();
+        for (int i = 0; i < n; i++) {
+            c[i] *= p.gamma();
+            h[i] *= p.eta();
+        }
         ObservedAttention o = t.observed();
         if (o != null) {
             float[] sum = o.sum();
-            for (int i = 0; i < o.entries(); i++) c[i] += sum[i] / rows;
+            for (int i = 0; i < o.entries(); i++) {
+                c[i] += sum[i] / rows;
+                h[i] += sum[i] / rows;
+            }
         } else {
             // a trace: each row attends to the earlier turns' entries and to the turn's own up to its row
             double[] weights = rowWeights(n);
@@ -54,7 +65,10 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
             for (int r = 0; r < t.rows(); r++) {
                 int visible = Math.min(n, m + r + 1);
                 StreamAttention.weights(s, visible, t.queries(), r * t.dim(), false, weights);
-                for (int i = 0; i < visible; i++) c[i] += weights[i] / rows;
+                for (int i = 0; i < visible; i++) {
+                    c[i] += weights[i] / rows;
+                    h[i] += weights[i] / rows;
+                }
             }
         }
         if (p.delta() == 0) {
@@ -87,6 +101,60 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
             boolean kept = s.position(i) < p.sinks() || i >= recentFrom;
             tier[i] = kept ? 1 : 0;
             score[i] = wc * c[i] + wr * rho[i];
+        }
+        if (p.ranks() == 1) {
+            java.util.Arrays.fill(score, 0, n, 0);
+            addRanks(c, p.wc(), recentFrom, tier, score);
+            addRanks(rho, p.wrho(), recentFrom, tier, score);
+        }
+        protectHeavy(s, recentFrom, tier);
+    }
+
+    /**
+     * Adds {@code weight * rank / m} to the score of each of the m competing entries (tier 0),
+     * the rank of its value among theirs from 0 (lowest) to m - 1; equal values share the lowest
+     * rank of their group. Values are compared rounded to float (see {@link #sortByValue}).
+     */
+    private void addRanks(double[] value, double weight, int to, int[] tier, double[] score) {
+        int m = sortByValue(value, to, tier);
+        for (int k = 0; k < m; ) {
+            int g = k;
+            long bits = byValue[k] >>> 32;
+            while (k < m && byValue[k] >>> 32 == bits) score[(int) byValue[k++]] += weight * g / m;
+        }
+    }
+
+    /**
+     * Sorts the competing entries below {@code to} (tier 0) by value into {@code byValue[0, m)},
+     * ascending, and returns m: each is one long, the value's float bits (which order as the
+     * values do for values >= 0) above its index, so that the sort allocates nothing and ties
+     * follow the index.
+     */
+    private int sortByValue(double[] value, int to, int[] tier) {
+        if (byValue.length < to) byValue = new long[Math.max(to, 2 * byValue.length)];
+        int m = 0;
+        for (int i = 0; i < to; i++) {
+            if (tier[i] == 0) byValue[m++] = ((long) Float.floatToRawIntBits((float) value[i]) << 32) | i;
+        }
+        java.util.Arrays.sort(byValue, 0, m);
+        return m;
+    }
+
+    /**
+     * Raises to tier 1 the competing entries of highest H whose costs fit the heavy share (unit
+     * costs: the floor(heavy * B) highest; H compared rounded to float, ties to the newer entry).
+     */
+    private void protectHeavy(KvStream s, int recentFrom, int[] tier) {
+        long room = (long) Math.floor(p.heavy() * budget);
+        if (room == 0) return;
+        int m = sortByValue(s.h(), recentFrom, tier);
+        int[] cost = s.costs();
+        long used = 0;
+        for (int k = m - 1; k >= 0 && used < room; k--) {
+            int i = (int) byValue[k];
+            if (used + cost[i] > room) continue;
+            used += cost[i];
+            tier[i] = 1;
         }
     }
 }

@@ -67,11 +67,63 @@ class FidelityPolicyTest {
         assertThat(Arrays.copyOf(s.rho(), 4)).containsExactly(new double[] {0.1, 0.2, 0.7, 0.2}, within(1e-7));
     }
 
-    private long[] twoTurns(double delta) {
+    /** The same two turns with a heavy share of one entry: the entry of highest undecayed H (position 3) is kept although its score is low. */
+    @Test
+    void heavyShareKeepsTheEntryOfHighestLongTermImportance() {
+        // H (eta 1) = 0.1 + 0.1, 0.1 + 0.5, 0.1 + 0.1, 0.7 + 0, 0.2, 0.1: position 3 (0.7) is the heavy entry; then the
+        // best score of positions 1, 2, 4 (1.333, 1.273, 0.697, as with delta 0) is position 1
+        assertThat(twoTurns(0.0, Map.of("heavy", 0.25))).containsExactly(0, 1, 3, 5);
+        assertThat(Arrays.copyOf(s.h(), 4)).containsExactly(new double[] {0.2, 0.6, 0.7, 0.1}, within(1e-7));
+        // decayed by eta 0.5: H = 0.15, 0.55, 0.15, 0.35: position 1 is the heavy entry, position 2 the best score left
+        assertThat(twoTurns(0.0, Map.of("heavy", 0.25, "eta", 0.5))).containsExactly(0, 1, 2, 5);
+    }
+
+    /**
+     * One turn over the budget where mixing by value and by rank disagree. Competitors (positions 1..4):
+     * c = 1.0, 0.3, 0.2, 0.1 and rho = 0, 0.3, 1.0, 0.1 (the sink's are 1.0 and 1.0, so max c = max rho = 1).
+     */
+    @Test
+    void ranksPutTheChannelsOnOneScale() {
+        // by value: 1.0, 0.6, 1.2, 0.2: positions 3 and 1 join the sink and the recent entry
+        assertThat(oneTurn(0)).containsExactly(0, 1, 3, 5);
+        // by rank (of 4): c ranks 3, 2, 1, 0 and rho ranks 0, 2, 3, 1: scores 3/4, 4/4, 4/4, 1/4: positions 2 and 3
+        assertThat(oneTurn(1)).containsExactly(0, 2, 3, 5);
+    }
+
+    /** Equal values share the lowest rank of their group. */
+    @Test
+    void equalValuesShareARank() {
+        // c of positions 1..4: 0.1 each (all rank 0); rho 0.2, 0.2, 0.5, 0.1: ranks 1, 1, 3, 0: position 3 and then,
+        // of the tie between 1 and 2, the higher position (the ranker evicts the lower position first)
+        assertThat(run(1, new double[] {2.0, 0.2, 0.2, 0.2, 0.2, 0.2}, new double[] {1.0, 0.2, 0.2, 0.5, 0.1, 0.2}))
+                .containsExactly(0, 2, 3, 5);
+    }
+
+    private long[] oneTurn(int ranks) {
+        return run(ranks, new double[] {2.0, 2.0, 0.6, 0.4, 0.2, 0.2}, new double[] {1.0, 0.0, 0.3, 1.0, 0.1, 0.2});
+    }
+
+    private long[] run(int ranks, double[] sum, double[] recent) {
         s.clear();
         next = 0;
         Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4,
-                Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", delta)).newPolicy();
+                Map.of("sinks", 1, "recent", 0.25, "kernel", 1, "window", 2, "delta", 0.0, "ranks", ranks)).newPolicy();
+        append(6);
+        observe(sum, recent, 2);
+        p.endTurn(s, turn);
+        return Arrays.copyOf(s.positions(), s.size());
+    }
+
+    private long[] twoTurns(double delta) {
+        return twoTurns(delta, Map.of());
+    }
+
+    private long[] twoTurns(double delta, Map<String, Object> more) {
+        s.clear();
+        next = 0;
+        Map<String, Object> params = new java.util.HashMap<>(Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", delta));
+        params.putAll(more);
+        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, params).newPolicy();
         append(4);
         observe(new double[] {0.2, 0.2, 0.2, 1.4}, new double[] {0.2, 0.2, 0.2, 1.4}, 2);
         p.endTurn(s, turn);
@@ -92,5 +144,11 @@ class FidelityPolicyTest {
                 .hasMessageContaining("recent");
         assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("delta", 1.5))).isInstanceOf(ParameterException.class)
                 .hasMessageContaining("delta");
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("ranks", 2))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("ranks");
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("heavy", 0.9))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("heavy");
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("eta", 0.0))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining("eta");
     }
 }

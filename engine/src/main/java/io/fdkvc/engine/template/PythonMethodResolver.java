@@ -326,8 +326,9 @@ final class PythonMethodResolver extends ELResolver {
     /**
      * The template with every subscript slice inside {@code {{ }}} and {@code {% %}} rewritten as a
      * method call: {@code messages[::-1]} becomes {@code messages.fdkvc_slice(none, none, -1)},
-     * {@code x[1:]} {@code x.fdkvc_slice(1, none, none)}. String literals and comments are left
-     * alone; a bracket that follows no value ({@code [1, 2]}, a list) is no subscript. Keyword
+     * {@code x[1:]} {@code x.fdkvc_slice(1, none, none)}. String literals and raw blocks are left
+     * alone, comments become a tag that renders nothing ({@link #commentAsTag}), lstrip_blocks is
+     * applied ({@link #lstripBlock}); a bracket that follows no value ({@code [1, 2]}, a list) is no subscript. Keyword
      * arguments get their value in parentheses ({@link #keywordArgument}).
      */
     static String rewriteSlices(String template) {
@@ -390,6 +391,12 @@ final class PythonMethodResolver extends ELResolver {
             }
             out.append(rewritten).append(close);
             i = end + 2;
+            if (statement.matches("raw\\s*-?\\s*")) { // a raw block's text is Jinjava's to copy, tags and all
+                java.util.regex.Matcher endRaw = END_RAW.matcher(template).region(i, n);
+                int stop = endRaw.find() ? endRaw.start() : n;
+                out.append(template, i, stop);
+                i = stop;
+            }
         }
         return out.toString();
     }
@@ -411,6 +418,8 @@ final class PythonMethodResolver extends ELResolver {
         boolean lineStart = k == 0 || (k > start && template.charAt(k - 1) == '\n');
         return lineStart ? k : open;
     }
+
+    private static final java.util.regex.Pattern END_RAW = java.util.regex.Pattern.compile("\\{%[-+]?\\s*endraw\\b");
 
     /** The name of the tag {@link #commentAsTag} writes, which renders nothing. */
     static final String COMMENT = "fdkvc_comment";

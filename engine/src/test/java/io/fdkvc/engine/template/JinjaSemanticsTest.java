@@ -82,6 +82,8 @@ class JinjaSemanticsTest {
         assertThat(render("a\n  {# c #}\nb")).isEqualTo("a\nb");
         assertThat(render("a {# c #} b")).isEqualTo("a  b");
         assertThat(render("a\n  {#+ c #}\nb")).isEqualTo("a\n  b");
+        // a raw block keeps comments and tags as text
+        assertThat(render("{% raw %}{# x #} {{ y }}{% endraw %}")).isEqualTo("{# x #} {{ y }}");
     }
 
     @Test

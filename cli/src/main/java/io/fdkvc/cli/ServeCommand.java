@@ -56,8 +56,9 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--session-store", paramLabel = "URL",
             description = {"store every conversation in Redis or Valkey, shared with other replicas: redis://HOST:PORT[/DB] or",
-                    "rediss://HOST:PORT[/DB] (TLS); the password comes from the environment variable FDKVC_REDIS_PASSWORD (and",
-                    "an ACL user from FDKVC_REDIS_USER), never from the command line; not with --session-dir"})
+                    "rediss://HOST:PORT[/DB] (TLS, the certificate checked against the CA certificates in the PEM file named by",
+                    "FDKVC_REDIS_CA, or the JVM's trust store); the password comes from the environment variable",
+                    "FDKVC_REDIS_PASSWORD (and an ACL user from FDKVC_REDIS_USER), never from the command line; not with --session-dir"})
     String sessionStore;
 
     @Option(names = "--session-lease", paramLabel = "SECONDS", defaultValue = "" + ChatServer.Options.DEFAULT_LEASE_SECONDS,

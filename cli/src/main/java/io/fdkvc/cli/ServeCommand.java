@@ -140,7 +140,8 @@ public final class ServeCommand implements Callable<Integer> {
             out.println("fdkvc serve: listening on http://" + host + ":" + server.port() + " (loading " + options.model + ")");
             out.flush();
             try (LoadedModel m = options.load();
-                 Llama llama = engine.newModel(m)) {
+                 // requests choose their own policies, growing ones too: any position up to the trained context
+                 Llama llama = engine.newModel(m, m.config().contextLength())) {
                 // the model's own Jinja template when it renders, else a built-in format, as in chat
                 PrintWriter err = spec.commandLine().getErr();
                 ChatTemplate tpl = template.select(m.vocabulary(), err, "serve");
@@ -159,6 +160,8 @@ public final class ServeCommand implements Callable<Integer> {
                         + (server.storeWhere() == null ? "" : ", sessions in " + server.storeWhere()));
                 String scope = m.config().blocks().policyScope();
                 if (scope != null) out.println("fdkvc serve: " + scope);
+                String longRope = m.config().longRopeChoice(m.config().contextLength());
+                if (longRope != null) out.println("fdkvc serve: " + longRope);
                 out.flush();
                 Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
                 stop.await();

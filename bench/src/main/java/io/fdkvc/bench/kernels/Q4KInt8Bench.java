@@ -128,7 +128,7 @@ public class Q4KInt8Bench {
                 }
                 isum = isum.add(pairSums(lo).mul(sub(sc, 2 * c))).add(pairSums(hi).mul(sub(sc, 2 * c + 1)));
             }
-            acc = ((FloatVector) isum.convert(I2F, 0)).fma(FloatVector.broadcast(F256, Float.float16ToFloat(s.get(SH, p)) * x.dx[b]), acc);
+            acc = scaled(isum, s, p, b, x, acc);
             mAcc += minsTerm(s, p, b, x);
         }
         return acc.reduceLanes(VectorOperators.ADD) - mAcc;
@@ -158,10 +158,15 @@ public class Q4KInt8Bench {
                 }
                 isum = isum.add(lo.lanewise(ASHR, 16).mul(sub(sc, 2 * c))).add(hi.lanewise(ASHR, 16).mul(sub(sc, 2 * c + 1)));
             }
-            acc = ((FloatVector) isum.convert(I2F, 0)).fma(FloatVector.broadcast(F256, Float.float16ToFloat(s.get(SH, p)) * x.dx[b]), acc);
+            acc = scaled(isum, s, p, b, x, acc);
             mAcc += minsTerm(s, p, b, x);
         }
         return acc.reduceLanes(VectorOperators.ADD) - mAcc;
+    }
+
+    /** acc + the super-block's integer sums times d * dx. */
+    private static FloatVector scaled(IntVector isum, MemorySegment s, long p, int b, QuantX x, FloatVector acc) {
+        return ((FloatVector) isum.convert(I2F, 0)).fma(FloatVector.broadcast(F256, Float.float16ToFloat(s.get(SH, p)) * x.dx[b]), acc);
     }
 
     private static float minsTerm(MemorySegment s, long p, int b, QuantX x) {

@@ -16,14 +16,14 @@ CP=$ROOT/engine/target/classes:$ROOT/core/target/classes:$ROOT/engine/target/tes
 OUT=$ROOT/engine/src/test/resources/llamacpp-greedy
 COMMIT=$(git -C "$LLAMA/src" rev-parse --short=8 HEAD 2>/dev/null || echo unknown)
 declare -A started
-while read -r name type seed ctx file prompt; do
+while read -r name form seed ctx file prompt; do
     if [ $# -gt 0 ] && [[ ! " $* " =~ " $name " ]]; then continue; fi
     if [ -z "${started[$name]:-}" ]; then
         started[$name]=1
-        printf '# llama.cpp %s, bench/llamacpp/greedy-goldens.sh: TYPE SEED CONTEXT, then the 32 greedy ids after the prompt %s\n' \
+        printf '# llama.cpp %s, bench/llamacpp/greedy-goldens.sh: FORM SEED CONTEXT, then the 32 greedy ids after the prompt %s\n' \
             "$COMMIT" "$prompt" > "$OUT/$name.txt"
     fi
     ids=$("$WORK/greedy" "$file" 32 "$ctx" $prompt 2>>"$WORK/llama.log") || { tail -20 "$WORK/llama.log" >&2; echo "llama.cpp failed on $file" >&2; exit 1; }
-    echo "$type $seed $ctx $ids" >> "$OUT/$name.txt"
+    echo "$form $seed $ctx $ids" >> "$OUT/$name.txt"
 done < "$WORK/runs.txt"
 ls -l "$OUT"

@@ -82,6 +82,8 @@ public final class ChatCommand implements Callable<Integer> {
             ChatTemplate tpl = template.select(m.vocabulary(), err, "chat");
             String scope = m.config().blocks().policyScope();
             if (scope != null) err.println("chat: " + scope);
+            String longRope = m.config().longRopeChoice(engine.context(m, ps));
+            if (longRope != null) err.println("chat: " + longRope);
             int[] stopIds = tpl.stopTokens(tok);
             Sampler sampler = options.sampling.newSampler(m.config().vocabSize());
             Session session = engine.newSession(llama, ps);

@@ -56,8 +56,9 @@ public final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--session-store", paramLabel = "URL",
             description = {"store every conversation in Redis or Valkey, shared with other replicas: redis://HOST:PORT[/DB] or",
-                    "rediss://HOST:PORT[/DB] (TLS); the password comes from the environment variable FDKVC_REDIS_PASSWORD (and",
-                    "an ACL user from FDKVC_REDIS_USER), never from the command line; not with --session-dir"})
+                    "rediss://HOST:PORT[/DB] (TLS, the certificate checked against the CA certificates in the PEM file named by",
+                    "FDKVC_REDIS_CA, or the JVM's trust store); the password comes from the environment variable",
+                    "FDKVC_REDIS_PASSWORD (and an ACL user from FDKVC_REDIS_USER), never from the command line; not with --session-dir"})
     String sessionStore;
 
     @Option(names = "--session-lease", paramLabel = "SECONDS", defaultValue = "" + ChatServer.Options.DEFAULT_LEASE_SECONDS,
@@ -139,7 +140,8 @@ public final class ServeCommand implements Callable<Integer> {
             out.println("fdkvc serve: listening on http://" + host + ":" + server.port() + " (loading " + options.model + ")");
             out.flush();
             try (LoadedModel m = options.load();
-                 Llama llama = engine.newModel(m)) {
+                 // requests choose their own policies, growing ones too: any position up to the trained context
+                 Llama llama = engine.newModel(m, m.config().contextLength())) {
                 // the model's own Jinja template when it renders, else a built-in format, as in chat
                 PrintWriter err = spec.commandLine().getErr();
                 ChatTemplate tpl = template.select(m.vocabulary(), err, "serve");
@@ -158,6 +160,8 @@ public final class ServeCommand implements Callable<Integer> {
                         + (server.storeWhere() == null ? "" : ", sessions in " + server.storeWhere()));
                 String scope = m.config().blocks().policyScope();
                 if (scope != null) out.println("fdkvc serve: " + scope);
+                String longRope = m.config().longRopeChoice(m.config().contextLength());
+                if (longRope != null) out.println("fdkvc serve: " + longRope);
                 out.flush();
                 Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
                 stop.await();

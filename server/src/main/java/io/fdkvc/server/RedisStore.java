@@ -124,7 +124,10 @@ final class RedisStore implements SharedSessionStore {
             return out
             """);
 
-    private final String where;
+    private final String where, tlsHost;
+    private final boolean tls;
+    private final HostAndPort address;
+    private final redis.clients.jedis.JedisClientConfig config;
     private final SessionCodec codec;
     private final JedisPooled redis;
     private final long leaseMs;
@@ -187,11 +190,14 @@ final class RedisStore implements SharedSessionStore {
         Address a = Address.parse(uri);
         Limits.check("--session-lease", leaseSeconds, 1, 3600);
         this.where = a.where();
+        this.tls = a.tls();
+        this.tlsHost = a.host();
         this.codec = codec;
         this.leaseMs = leaseSeconds * 1000L;
         DefaultJedisClientConfig.Builder cfg = DefaultJedisClientConfig.builder().database(a.db()).ssl(a.tls())
                 .connectionTimeoutMillis(TIMEOUT_MS).socketTimeoutMillis(TIMEOUT_MS).clientName("fdkvc-serve");
         String password = env.get(PASSWORD_ENV), user = env.get(USER_ENV);
+        if (a.tls()) cfg.sslSocketFactory(RedisTls.sockets(env.get(RedisTls.CA_ENV))).sslParameters(RedisTls.verifyHost());
         if (password != null && !password.isEmpty()) cfg.password(password);
         if (user != null && !user.isEmpty()) {
             if (password == null || password.isEmpty()) throw new InputException(USER_ENV + " is set but " + PASSWORD_ENV + " is not");
@@ -202,7 +208,9 @@ final class RedisStore implements SharedSessionStore {
         redis.clients.jedis.ConnectionPoolConfig pool = new redis.clients.jedis.ConnectionPoolConfig();
         pool.setTestOnBorrow(true);
         pool.setMaxTotal(32);
-        this.redis = new JedisPooled(new HostAndPort(a.host(), a.port()), cfg.build(), pool);
+        this.address = new HostAndPort(a.host(), a.port());
+        this.config = cfg.build();
+        this.redis = new JedisPooled(address, config, pool);
         this.renewer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("fdkvc-lease-renewal").unstarted(r));
         long every = Math.max(100, leaseMs / 3);
         renewer.scheduleWithFixedDelay(this::renewAll, every, every, TimeUnit.MILLISECONDS);
@@ -220,9 +228,58 @@ final class RedisStore implements SharedSessionStore {
         String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         Throwable c = e.getCause();
         if (e instanceof JedisConnectionException && c != null && c.getMessage() != null) why = c.getMessage();
+        if (why.startsWith("Could not get a resource")) {
+            // the pool's check of a new connection failed and kept no reason (NOAUTH, for one): ask once without it
+            JedisException direct = probe();
+            if (direct != null) {
+                e = direct;
+                why = direct.getMessage() == null ? direct.getClass().getSimpleName() : direct.getMessage();
+            }
+        }
         // Redis refuses writes with OOM when maxmemory is reached: the store is full
         boolean full = e instanceof JedisDataException && why.startsWith("OOM");
-        return new Unavailable("the Redis session store at " + where + " cannot " + what + ": " + why, full, e);
+        return new Unavailable("the Redis session store at " + where + " cannot " + what + ": " + explain(e, why.replace('\n', ' ')), full, e);
+    }
+
+    /** Why one connection of its own cannot PING Redis (null: it can). */
+    private JedisException probe() {
+        try (redis.clients.jedis.Jedis one = new redis.clients.jedis.Jedis(address, config)) {
+            one.ping();
+            return null;
+        } catch (JedisException e) {
+            return e;
+        }
+    }
+
+    /**
+     * What an operator has to fix, for the failures a configuration causes: credentials, a
+     * certificate, TLS on one side only. Redis's own answers never repeat the password.
+     */
+    private String explain(JedisException e, String why) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = t.getMessage() == null ? "" : t.getMessage();
+            if (t instanceof java.security.cert.CertPathValidatorException || m.contains("PKIX path")) {
+                return "its TLS certificate is not trusted (it does not chain to a trusted certificate authority): name the authority's"
+                        + " certificate in " + RedisTls.CA_ENV + " (a PEM file) or add it to the JVM's trust store";
+            }
+            if (t instanceof java.security.cert.CertificateException && m.startsWith("No ")) {
+                return "its TLS certificate is not for " + tlsHost + " (" + m + "): name the host as the certificate does";
+            }
+            if (tls && t instanceof javax.net.ssl.SSLException && m.contains("plaintext")) {
+                return "it does not speak TLS on that port (" + m + "): use redis:// for a plain port";
+            }
+        }
+        String answer = why.endsWith(".") ? why.substring(0, why.length() - 1) : why;
+        if (answer.startsWith("WRONGPASS")) {
+            return "the credentials were refused (" + answer + "): check " + USER_ENV + " (unset: Redis's default user) and " + PASSWORD_ENV;
+        }
+        if (answer.startsWith("NOAUTH")) {
+            return "Redis asks for a password (" + answer + "): set " + PASSWORD_ENV + " (and " + USER_ENV + " for an ACL user)";
+        }
+        if (!tls && e instanceof JedisConnectionException && (answer.contains("end of stream") || answer.contains("reset"))) {
+            return answer + " (a port that speaks TLS closes plain connections so: use rediss://)";
+        }
+        return answer;
     }
 
     private Object eval(String what, byte[] script, List<byte[]> keys, List<byte[]> args) throws Unavailable {

@@ -7,6 +7,7 @@ import io.fdkvc.core.policy.PolicySpec;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.cache.PositionMode;
 import io.fdkvc.engine.model.Llama;
+import io.fdkvc.engine.model.LlamaConfig;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.session.Session;
 import io.fdkvc.engine.tensor.Parallel;
@@ -86,12 +87,33 @@ public final class EngineOptions {
         return PositionMode.parse(positions);
     }
 
-    /** Validates the options, sets the shared pool's threads and builds the forward pass. */
+    /**
+     * The context of a run whose conversations use {@code spec}, in llama.cpp's sense (its
+     * {@code n_ctx}): the span of RoPE positions a conversation can reach. Where cached entries keep
+     * their original positions ({@code original}, {@code auto}), or a growing policy keeps every
+     * entry, that is the model's trained context (llama.cpp's default context); where they take
+     * their slot in a bounded stream ({@code cache} with a budget), the stream's capacity, budget +
+     * --max-turn-tokens. It decides LongRoPE's short or long factors ({@link LlamaConfig#forContext}).
+     */
+    public int context(LoadedModel m, PolicySpec spec) {
+        if (positionMode() != PositionMode.CACHE || spec.newPolicy().unbounded()) return m.config().contextLength();
+        return spec.budget() + maxTurnTokens;
+    }
+
+    /** The forward pass at the {@link #context} of this run's own policy (bench, generate, chat). */
     public Llama newModel(LoadedModel m) {
+        return newModel(m, context(m, policy.spec()));
+    }
+
+    /**
+     * Validates the options, sets the shared pool's threads and builds the forward pass for a run at
+     * {@code context} tokens ({@link #context}).
+     */
+    public Llama newModel(LoadedModel m, int context) {
         validate();
         int t = threads();
         Parallel.setThreads(t);
-        Llama llama = new Llama(m.config(), m.weights(), batch, t);
+        Llama llama = new Llama(m.config().forContext(context), m.weights(), batch, t);
         // once per conversation, e.g. --positions original past the trained context
         llama.onWarning(message -> System.err.println("fdkvc: warning: " + message));
         return llama;

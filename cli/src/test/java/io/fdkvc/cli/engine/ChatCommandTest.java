@@ -3,6 +3,13 @@ package io.fdkvc.cli.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fdkvc.cli.CliRun;
+import io.fdkvc.engine.modelwriter.GgufModelWriter;
+import io.fdkvc.engine.modelwriter.Layout;
+import io.fdkvc.engine.modelwriter.ModelShape;
+import io.fdkvc.engine.modelwriter.TensorTypes;
+import io.fdkvc.engine.modelwriter.VocabularySpec;
+import io.fdkvc.engine.modelwriter.Weights;
+import io.fdkvc.engine.tensor.GgmlType;
 import io.fdkvc.engine.tokenizer.GgufVocabulary;
 import io.fdkvc.engine.tokenizer.Tokenizer;
 import io.fdkvc.engine.tokenizer.Tokenizers;
@@ -146,5 +153,36 @@ class ChatCommandTest {
         CliRun s = CliRun.withStdin("hi\n", chat(tmp.resolve("no/such/dir/s.jsonl")));
         assertThat(s.status()).isEqualTo(2);
         assertThat(s.err()).contains("--stats-json");
+    }
+
+    /**
+     * A Phi-3-style file with LongRoPE factors (original context 256, trained 4096): chat takes
+     * the long factors when its conversations can reach positions beyond 256 (original or auto
+     * positions: the trained context; a growing policy), the short ones when every position stays
+     * below budget + --max-turn-tokens <= 256 (cache positions), and says which on stderr.
+     */
+    @Test
+    void longRopeFactorsFollowTheContextTheRunCanReach(@TempDir Path tmp) throws IOException {
+        Path phi3 = tmp.resolve("phi3.gguf");
+        ModelShape shape = new ModelShape(new Layout.Phi3(12, 256, new float[] {1f, 1.5f, 2.5f, 4f, 6f, 9f},
+                new float[] {1f, 1.02f, 1.05f, 1.1f, 1.2f, 1.3f}, 262144), 64, 128, 2, 4, 2, 16, 320, 4096, 1e-5f, 10000f, true);
+        GgufModelWriter.writer(shape, VocabularySpec.sentencePiecePlaceholders(320), Weights.random(1), TensorTypes.uniform(GgmlType.F32))
+                .write(phi3);
+        String[] base = {"chat", "--model", phi3.toString(), "--threads", "1", "--temperature", "0", "--max-tokens", "3"};
+        record Case(String expected, String... options) {}
+        for (Case c : List.of(
+                new Case("long factors (context 4096 > the original 256)"),
+                new Case("long factors (context 4096 > the original 256)", "--positions", "original", "--budget", "16"),
+                new Case("long factors (context 4096 > the original 256)", "--positions", "cache", "--policy", "full"),
+                new Case("short factors (context 48 <= the original 256)", "--positions", "cache", "--policy", "window",
+                        "--budget", "16", "--max-turn-tokens", "32"),
+                new Case("long factors (context 272 > the original 256)", "--positions", "cache", "--policy", "window",
+                        "--budget", "240", "--max-turn-tokens", "32"))) {
+            List<String> args = new ArrayList<>(List.of(base));
+            args.addAll(List.of(c.options()));
+            CliRun r = CliRun.withStdin("hi\n", args.toArray(String[]::new));
+            assertThat(r.status()).as(r.err()).isZero();
+            assertThat(r.errLines()).as(String.join(" ", c.options())).contains("chat: LongRoPE: the " + c.expected());
+        }
     }
 }

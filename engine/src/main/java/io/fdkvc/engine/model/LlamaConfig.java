@@ -46,6 +46,23 @@ public record LlamaConfig(String architecture, int dim, int hiddenDim, int layer
     }
 
     /**
+     * Which LongRoPE factors a run at a context of {@code context} tokens uses, as one line for
+     * the user ("LongRoPE: the long factors (context 131072 > the original 4096)"), or null when
+     * the model has no long factors to choose. The choice is {@link #forContext}'s: llama.cpp's,
+     * long factors when the context exceeds the original one. Asked of the file's config.
+     */
+    public String longRopeChoice(int context) {
+        for (Blocks.LayerAttention a : blocks.layers()) {
+            Rope r = a.rope();
+            if (r == null || r.longFactors() == null) continue;
+            boolean isLong = r.forContext(context) != r;
+            return "LongRoPE: the " + (isLong ? "long" : "short") + " factors (context " + context
+                    + (isLong ? " > " : " <= ") + "the original " + r.originalContext() + ")";
+        }
+        return null;
+    }
+
+    /**
      * The record's usual text, with {@code blocks} only where they are not the plain block the
      * other fields imply: so the text of a llama, qwen2 or qwen3 config (which stored sessions'
      * model fingerprints hash) is what it was before configs carried blocks.

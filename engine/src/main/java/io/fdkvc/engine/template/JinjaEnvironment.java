@@ -14,6 +14,7 @@ import com.hubspot.jinjava.tree.Node;
 import com.hubspot.jinjava.tree.TagNode;
 import io.fdkvc.core.InputException;
 import jinjava.javax.el.CompositeELResolver;
+import jinjava.javax.el.ExpressionFactory;
 
 import java.time.Clock;
 import java.time.ZonedDateTime;
@@ -23,7 +24,7 @@ import java.util.Map;
  * The Jinja environment Hugging Face renders chat templates in, rebuilt on Jinjava:
  * {@code trim_blocks} and {@code lstrip_blocks} on, no trailing newline kept, the loop controls
  * {@code break}/{@code continue}, the globals {@code raise_exception} and {@code strftime_now},
- * the {@code tojson} filter as Python's {@code json.dumps} writes it ({@link PythonJson}), the Python
+ * Python's {@code +} ({@link PythonExpressions}), the {@code tojson} filter as Python's {@code json.dumps} writes it ({@link PythonJson}), the Python
  * string methods templates call ({@link PythonMethodResolver}: {@code .strip()}, {@code .split()},
  * {@code .startswith()}, ...) and extended slices ({@code messages[::-1]}, rewritten by
  * {@link PythonMethodResolver#rewriteSlices} into a call Jinjava can parse), the {@code generation} block of
@@ -55,7 +56,9 @@ final class JinjaEnvironment {
                 .withMaxMacroRecursionDepth(64)
                 // a string literal is text: Jinja does not render "{{ }}" inside one
                 .withNestedInterpretationEnabled(false)
-                .withLstripBlocks(true)
+                // lstrip_blocks is done on the source (PythonMethodResolver#rewriteSlices): Jinjava's
+                // also strips before a tag in the middle of a line
+                .withLstripBlocks(false)
                 // Jinja drops one trailing newline of the template source (done in render), Jinjava's
                 // option drops one of the output, which is not the same
                 .withKeepTrailingNewline(true)
@@ -73,7 +76,13 @@ final class JinjaEnvironment {
                         .withAllowAdjacentTextNodes(true)
                         .build())
                 .build();
-        Jinjava j = new Jinjava(config);
+        ExpressionFactory expressions = PythonExpressions.factory();
+        Jinjava j = new Jinjava(config) {
+            @Override
+            public ExpressionFactory getExpressionFactory() {
+                return expressions;
+            }
+        };
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception", JinjaEnvironment.class,
                 "raiseException", Object.class));
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now", JinjaEnvironment.class,
@@ -87,6 +96,10 @@ final class JinjaEnvironment {
         j.getGlobalContext().registerFilter(new Items());
         j.getGlobalContext().registerTag(new GenerationTag());
         j.getGlobalContext().registerTag(new FilterBlockTag());
+        j.getGlobalContext().registerTag(new CommentTag());
+        for (String name : PythonGenerator.FILTERS) {
+            j.getGlobalContext().registerFilter(PythonGenerator.returningGenerator(j.getGlobalContext().getFilter(name)));
+        }
         return j;
     }
 
@@ -188,6 +201,24 @@ final class JinjaEnvironment {
         @Override
         public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
             return renderChildren(tagNode, interpreter);
+        }
+    }
+
+    /** A comment, which {@link PythonMethodResolver#rewriteSlices} turns into this tag: nothing. */
+    static final class CommentTag implements Tag {
+        @Override
+        public String getName() {
+            return PythonMethodResolver.COMMENT;
+        }
+
+        @Override
+        public String getEndTagName() {
+            return null;
+        }
+
+        @Override
+        public String interpret(TagNode tagNode, JinjavaInterpreter interpreter) {
+            return "";
         }
     }
 

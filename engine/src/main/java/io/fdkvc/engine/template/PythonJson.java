@@ -12,7 +12,7 @@ import java.util.Map;
  * it, which is what Hugging Face's {@code tojson} filter does in chat templates: ", " and ": "
  * between items without indent ("," and ": " with one), non-ASCII characters as they are (by
  * default) or as backslash-u escapes ({@code ensure_ascii=True}), floats in Python's
- * {@code repr} ({@code 1.0}, {@code 1e-05}, {@code 1.5e+16}).
+ * {@code repr} ({@code 1.0}, {@code 1e-05}, {@code 1.5e+16}); a generator ({@link PythonGenerator}) is refused.
  */
 final class PythonJson {
     private PythonJson() {}
@@ -51,6 +51,7 @@ final class PythonJson {
             case BigDecimal d -> sb.append(pyFloat(d.doubleValue()));
             case Number n -> sb.append(n instanceof BigInteger ? n.toString() : Long.toString(n.longValue()));
             case CharSequence s -> string(sb, s.toString());
+            case PythonGenerator g -> throw new IllegalArgumentException("Object of type generator is not JSON serializable");
             case Map<?, ?> m -> {
                 List<Map.Entry<?, ?>> entries = new ArrayList<>(m.entrySet());
                 if (sortKeys) entries.sort((a, b) -> String.valueOf(a.getKey()).compareTo(String.valueOf(b.getKey())));

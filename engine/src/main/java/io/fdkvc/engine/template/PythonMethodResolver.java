@@ -326,8 +326,9 @@ final class PythonMethodResolver extends ELResolver {
     /**
      * The template with every subscript slice inside {@code {{ }}} and {@code {% %}} rewritten as a
      * method call: {@code messages[::-1]} becomes {@code messages.fdkvc_slice(none, none, -1)},
-     * {@code x[1:]} {@code x.fdkvc_slice(1, none, none)}. String literals and comments are left
-     * alone; a bracket that follows no value ({@code [1, 2]}, a list) is no subscript. Keyword
+     * {@code x[1:]} {@code x.fdkvc_slice(1, none, none)}. String literals and raw blocks are left
+     * alone, comments become a tag that renders nothing ({@link #commentAsTag}), lstrip_blocks is
+     * applied ({@link #lstripBlock}); a bracket that follows no value ({@code [1, 2]}, a list) is no subscript. Keyword
      * arguments get their value in parentheses ({@link #keywordArgument}).
      */
     static String rewriteSlices(String template) {
@@ -343,20 +344,29 @@ final class PythonMethodResolver extends ELResolver {
                 out.append(template, i, n);
                 break;
             }
-            out.append(template, i, open + 2);
             char kind = template.charAt(open + 1);
             String close = kind == '{' ? "}}" : kind == '%' ? "%}" : "#}";
             int end = kind == '#' ? template.indexOf(close, open + 2) : endOfExpression(template, open + 2, close);
             if (end < 0) { // unterminated: leave the rest for Jinjava to report
-                out.append(template, open + 2, n);
+                out.append(template, i, n);
                 break;
             }
             String inner = template.substring(open + 2, end);
+            int textEnd = kind == '{' ? open : lstripBlock(template, i, open, inner);
+            if (kind != '{' && inner.startsWith("+")) {
+                inner = inner.substring(1);
+            }
+            if (kind == '#') {
+                out.append(template, i, textEnd).append(commentAsTag(inner));
+                i = end + 2;
+                continue;
+            }
+            out.append(template, i, textEnd).append(template, open, open + 2);
             String statement = kind == '%' ? inner.replaceFirst("^[-+]?\\s*", "") : "";
             if (kind == '%') {
                 trackBlocks(statement, blocks);
             }
-            if (neighbours && kind != '#' && !loopLists.isEmpty()) {
+            if (neighbours && !loopLists.isEmpty()) {
                 inner = neighbourItems(inner, loopLists.peek());
             }
             if (statement.startsWith("endfor") && !loopLists.isEmpty()) {
@@ -369,7 +379,7 @@ final class PythonMethodResolver extends ELResolver {
                 continue;
             }
             // a macro's signature keeps its defaults as written (Jinjava parses them itself)
-            boolean verbatim = kind == '#' || statement.startsWith("macro ");
+            boolean verbatim = statement.startsWith("macro ");
             String rewritten = verbatim ? inner : rewriteExpression(groupNotInTag(inner));
             if (statement.startsWith("for ")) {
                 rewritten = iterateKeys(rewritten);
@@ -381,8 +391,49 @@ final class PythonMethodResolver extends ELResolver {
             }
             out.append(rewritten).append(close);
             i = end + 2;
+            if (statement.matches("raw\\s*-?\\s*")) { // a raw block's text is Jinjava's to copy, tags and all
+                java.util.regex.Matcher endRaw = END_RAW.matcher(template).region(i, n);
+                int stop = endRaw.find() ? endRaw.start() : n;
+                out.append(template, i, stop);
+                i = stop;
+            }
         }
         return out.toString();
+    }
+
+    /**
+     * Jinja's lstrip_blocks, done here because Jinjava's strips the spaces before a block tag
+     * even in the middle of a line: where the text {@code [start, open)} before a block or
+     * comment tag ends in spaces and tabs that begin a line, the end of the text without them;
+     * {@code open} itself where the tag is not first on its line or opts out with {@code +}.
+     */
+    private static int lstripBlock(String template, int start, int open, String inner) {
+        if (inner.startsWith("+")) {
+            return open;
+        }
+        int k = open;
+        while (k > start && (template.charAt(k - 1) == ' ' || template.charAt(k - 1) == '\t')) {
+            k--;
+        }
+        boolean lineStart = k == 0 || (k > start && template.charAt(k - 1) == '\n');
+        return lineStart ? k : open;
+    }
+
+    private static final java.util.regex.Pattern END_RAW = java.util.regex.Pattern.compile("\\{%[-+]?\\s*endraw\\b");
+
+    /** The name of the tag {@link #commentAsTag} writes, which renders nothing. */
+    static final String COMMENT = "fdkvc_comment";
+
+    /**
+     * A comment ({@code {# inner #}}) as a tag that renders nothing, with the comment's {@code -}
+     * marks: Jinja strips around a comment exactly as around a block tag (marks, trim_blocks,
+     * lstrip_blocks), but Jinjava drops comments before it strips, so a {@code -%}} before a
+     * comment would strip the text after the comment too.
+     */
+    private static String commentAsTag(String inner) {
+        String before = inner.startsWith("-") ? "-" : "";
+        String after = inner.length() > before.length() && inner.endsWith("-") ? "-" : "";
+        return "{%" + before + " " + COMMENT + " " + after + "%}";
     }
 
     private static final java.util.Set<String> BLOCKS = java.util.Set.of("for", "if", "macro", "call", "filter",

@@ -1,6 +1,7 @@
 package io.fdkvc.engine.modelwriter;
 
 import io.fdkvc.engine.tensor.GgmlType;
+import io.fdkvc.engine.tensor.Quantizer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -11,7 +12,7 @@ import java.util.List;
  * The small files of the side-by-side with llama.cpp: per architecture, a shape with the real
  * model's structure (head dimension other than dim / heads where the real one has it, the
  * sliding-window pattern, partial rotary, YaRN / LongRoPE, no-RoPE layers) and small widths, with
- * random weights of a seed, in F32 and Q8_0. The files are not kept: {@link #write} makes the
+ * random weights of a seed, in the three {@link Form}s. The files are not kept: {@link #write} makes the
  * same bytes from the same arguments, for llama.cpp ({@code bench/llamacpp/greedy-goldens.sh}
  * runs {@link #main}) and for the test that compares the engine's greedy ids with llama.cpp's
  * ({@code LlamaCppGreedyTest}).
@@ -49,8 +50,31 @@ public final class LlamaCppChecks {
             // four layers: the fourth has no RoPE
             new Check("smollm3", new ModelShape(new Layout.SmolLM3(), 64, 128, 4, 4, 2, 16, VOCAB, 4096, 1e-6f, 5_000_000f, true), 512));
 
-    /** The weight types of the check: F32, and Q8_0 (llama.cpp's most common 8-bit type). */
-    public static final List<GgmlType> TYPES = List.of(GgmlType.F32, GgmlType.Q8_0);
+    /**
+     * The forms a check's weights are given to llama.cpp in, each with the type of the file the
+     * engine reads for it.
+     */
+    public enum Form {
+        /** F32 weights, for both engines. */
+        F32(GgmlType.F32),
+        /** Q8_0 weights (llama.cpp's most common 8-bit type), for both engines. */
+        Q8_0(GgmlType.Q8_0),
+        /**
+         * The Q8_0 file's values (every weight rounded as Q8_0 stores it) written in F32 for
+         * llama.cpp, the Q8_0 file for the engine: the same weights, but llama.cpp then multiplies
+         * them with F32 activations, where for a Q8_0 file it rounds each activation row to 8 bits
+         * too (its Q8_0 dot product). The engine keeps activations in F32 for every weight type, so
+         * this form compares its Q8_0 arithmetic without that rounding, to F32's precision.
+         */
+        Q8_0_VALUES_IN_F32(GgmlType.Q8_0);
+
+        /** The type of the file the engine reads. */
+        public final GgmlType engineType;
+
+        Form(GgmlType engineType) {
+            this.engineType = engineType;
+        }
+    }
 
     /** The weight seeds. */
     public static final long[] SEEDS = {1, 2, 3};
@@ -74,6 +98,37 @@ public final class LlamaCppChecks {
                 .write(file);
     }
 
+    /** Writes the check's model with weights of {@code seed} in the form llama.cpp reads for {@code form}. */
+    public static void write(Check c, Form form, long seed, Path file) {
+        if (form != Form.Q8_0_VALUES_IN_F32) {
+            write(c, form.engineType, seed, file);
+            return;
+        }
+        GgufModelWriter.writer(c.shape(), VocabularySpec.sentencePiecePlaceholders(VOCAB), roundedAsQ8_0(Weights.random(seed)),
+                        TensorTypes.uniform(GgmlType.F32))
+                .putString("general.name", "fdkvc llama.cpp check")
+                .write(file);
+    }
+
+    /**
+     * {@code source} with every matrix value replaced by what Q8_0 stores for it (blocks of 32
+     * values sharing one F16 scale, each value a signed byte times the scale): the values the Q8_0
+     * file written by {@link TensorTypes#uniform} holds. Every matrix of a check has whole blocks.
+     */
+    static Weights roundedAsQ8_0(Weights source) {
+        int block = GgmlType.Q8_0.blockSize, bytes = GgmlType.Q8_0.blockBytes;
+        return (t, firstRow, count, into) -> {
+            source.fill(t, firstRow, count, into);
+            if (!t.role().matrix()) return;
+            int n = (int) (count * t.cols());
+            byte[] q = Quantizer.quantize(GgmlType.Q8_0, into, 0, n);
+            for (int b = 0; b < n / block; b++) {
+                float scale = Float.float16ToFloat((short) ((q[b * bytes] & 0xff) | (q[b * bytes + 1] << 8)));
+                for (int i = 0; i < block; i++) into[b * block + i] = q[b * bytes + 2 + i] * scale;
+            }
+        };
+    }
+
     /** The file name of a check's model. */
     public static String fileName(Check c, GgmlType type, long seed) {
         return c.name() + "-" + type.name().toLowerCase(java.util.Locale.ROOT) + "-s" + seed + ".gguf";
@@ -81,7 +136,7 @@ public final class LlamaCppChecks {
 
     /**
      * {@code DIR}: writes every check's files into DIR and prints one line per llama.cpp run:
-     * {@code NAME TYPE SEED CONTEXT FILE PROMPT...}.
+     * {@code NAME FORM SEED CONTEXT FILE PROMPT...}.
      */
     public static void main(String[] args) {
         Path dir = Path.of(args[0]);
@@ -93,9 +148,9 @@ public final class LlamaCppChecks {
         StringBuilder prompt = new StringBuilder();
         for (int id : PROMPT) prompt.append(' ').append(id);
         for (Check c : ALL)
-            for (GgmlType t : TYPES)
+            for (Form t : Form.values())
                 for (long seed : SEEDS) {
-                    Path f = dir.resolve(fileName(c, t, seed));
+                    Path f = dir.resolve(c.name() + "-" + t.name().toLowerCase(java.util.Locale.ROOT) + "-s" + seed + ".gguf");
                     write(c, t, seed, f);
                     for (int ctx : c.contexts()) System.out.println(c.name() + " " + t + " " + seed + " " + ctx + " " + f + prompt);
                 }

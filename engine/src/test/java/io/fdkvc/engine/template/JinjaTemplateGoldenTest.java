@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,39 +30,6 @@ import tools.jackson.databind.json.JsonMapper;
 class JinjaTemplateGoldenTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Path RESOURCES = Path.of("src/test/resources/templates");
-
-    /**
-     * The cases this renderer (Jinja semantics rebuilt on Jinjava) does not match, each with the
-     * reason; key: "template.jinja case". The test fails on any other difference and on a listed
-     * case that matches now, so the list stays exact.
-     */
-    private static final Map<String, String> UNMATCHABLE = unmatchable();
-
-    private static Map<String, String> unmatchable() {
-        Map<String, String> known = new TreeMap<>();
-        String undefinedPlus = "the template adds an undefined value to a string ('+'), which Jinja refuses (UndefinedError);"
-                + " Jinjava reads an undefined name or missing key as null and concatenates it";
-        for (String c : List.of("user", "system-user", "multi-turn", "multi-turn-no-system", "tools-offered", "tool-calls")) {
-            for (String g : List.of("", "+generation-prompt")) {
-                known.put("fireworks-ai-llama-3-firefunction-v2.jinja " + c + g, undefinedPlus + " (the variable 'functions')");
-            }
-        }
-        for (String g : List.of("", "+generation-prompt")) {
-            known.put("CohereForAI-c4ai-command-r-plus-tool_use.jinja tools-offered" + g,
-                    undefinedPlus + " (a tool's 'description' key, which OpenAI-style tools keep under 'function')");
-            known.put("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja tool-calls" + g,
-                    "Jinjava drops the indentation that opens a macro's body (\"    {\" of format_tool_message's output)");
-            known.put("meetkai-functionary-medium-v3.2.jinja tool-calls" + g,
-                    "the template adds a dict (parsed arguments) to a string, which Python refuses (TypeError); Jinjava concatenates");
-            for (String c : List.of("tools-offered", "tool-calls")) {
-                known.put("llama-cpp-deepseek-r1.jinja " + c + g, "tojson of map(...): Jinja's map filter gives a generator,"
-                        + " which json.dumps refuses (TypeError); Jinjava's gives a list");
-                known.put("meetkai-functionary-medium-v3.1.jinja " + c + g, "\"...\"|safe + text: Jinja's Markup HTML-escapes"
-                        + " what is added to it (&#34;); Jinjava has no Markup strings");
-            }
-        }
-        return known;
-    }
 
     @SuppressWarnings("unchecked")
     static Map<String, Object> read(Path file) {
@@ -126,18 +92,11 @@ class JinjaTemplateGoldenTest {
                 }
             }
         }
-        List<String> unexpected = new ArrayList<>();
-        mismatches.forEach((id, problem) -> {
-            if (!UNMATCHABLE.containsKey(id)) {
-                unexpected.add(id + ": " + problem);
-            }
-        });
-        List<String> nowMatching = UNMATCHABLE.keySet().stream().filter(id -> !mismatches.containsKey(id)).sorted().toList();
         Files.createDirectories(Path.of("target"));
-        Files.writeString(Path.of("target/template-golden-mismatches.txt"), String.join("\n\n", unexpected));
-        assertThat(unexpected).as("%d of %d cases differ from Jinja2 (details in target/template-golden-mismatches.txt)",
-                unexpected.size(), total).isEmpty();
-        assertThat(nowMatching).as("listed as unmatchable but matching now").isEmpty();
+        List<String> report = mismatches.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue()).toList();
+        Files.writeString(Path.of("target/template-golden-mismatches.txt"), String.join("\n\n", report));
+        assertThat(mismatches.keySet()).as("%d of %d cases differ from Jinja2 (details in target/template-golden-mismatches.txt)",
+                mismatches.size(), total).isEmpty();
     }
 
     /** Null when {@code got} is what {@code want} says; otherwise what differs. */

@@ -22,7 +22,7 @@ public record FidelityParams(
         @Doc(value = "decay per turn of the long-term importance H that the heavy share ranks by (1: H2O's cumulative attention)", range = "(0,1]") double eta,
         @Doc(value = "how the channels are put on one scale: 0 each / its maximum, 1 each entry's rank among the competing entries / their count", range = "0 or 1") int ranks) {
 
-    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.125, 0.6, 1.0, 1.0, 8, 1, 0.5, 0.0, 1.0, 0);
+    public static final FidelityParams DEFAULTS = new FidelityParams(1, 0.125, 0.75, 1.0, 1.0, 12, 1, 0.5, 0.0, 1.0, 1);
 
     public FidelityParams {
         Check.atLeast("sinks", sinks, 0);

@@ -9,8 +9,12 @@ import io.fdkvc.core.policy.Turn;
 
 /**
  * FD-KVC's two channels on a model's own attention, for a cache whose predictions should stay
- * closest to the full cache's. After each turn an entry's score is
- * {@code wc * c / max c + wrho * rho / max rho}:
+ * closest to the full cache's. After each turn an entry's score is, by default ({@code ranks = 1}),
+ * {@code wc * rank(c) / m + wrho * rank(rho) / m}, the ranks taken among the m entries that
+ * compete, or with {@code ranks = 0} {@code wc * c / max c + wrho * rho / max rho}. Ranks put the
+ * two channels on one scale whatever their spread: the maximum of either is usually the
+ * start-of-text sink's, which dwarfs every other entry and so shrinks that channel's say. The
+ * channels are:
  * <ul>
  *   <li>long-term importance {@code c}: the attention every query row of every turn gave the entry,
  *       decayed by {@code gamma} per turn (the mean over the turn's rows is added; FD-KVC's

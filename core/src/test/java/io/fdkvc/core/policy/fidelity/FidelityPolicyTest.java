@@ -38,7 +38,7 @@ class FidelityPolicyTest {
     @Test
     void longTermAndWindowChannelsWithSinksAndARecentShare() {
         // budget 4: one sink, recent share 0.25 (the newest entry), kernel 1 (no pooling), gamma 0.5, wc = wrho = 1
-        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", 0.0))
+        Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", 0.0, "ranks", 0))
                 .newPolicy();
         assertThat(p.readsAttention()).isTrue();
         assertThat(p.recentAttentionRows()).isEqualTo(2);
@@ -121,7 +121,7 @@ class FidelityPolicyTest {
     private long[] twoTurns(double delta, Map<String, Object> more) {
         s.clear();
         next = 0;
-        Map<String, Object> params = new java.util.HashMap<>(Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", delta));
+        Map<String, Object> params = new java.util.HashMap<>(Map.of("sinks", 1, "recent", 0.25, "gamma", 0.5, "kernel", 1, "window", 2, "delta", delta, "ranks", 0));
         params.putAll(more);
         Policy p = PolicyRegistry.spec("fdkvc-fidelity", 4, params).newPolicy();
         append(4);

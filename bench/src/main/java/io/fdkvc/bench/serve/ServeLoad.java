@@ -378,12 +378,20 @@ public final class ServeLoad {
                         if (r.statusCode() != 200) throw new IOException("HTTP " + r.statusCode() + ": " + new String(r.body().readAllBytes()));
                         StreamedReply reply = new StreamedReply();
                         long first = 0;
+                        boolean finished = false;
                         try (BufferedReader in = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
                             for (String line; (line = in.readLine()) != null; ) {
-                                if (!line.startsWith("data: ") || line.equals("data: [DONE]")) continue;
+                                if (line.equals("data: [DONE]")) {
+                                    finished = true;
+                                    break;
+                                }
+                                if (!line.startsWith("data: ")) continue;
                                 if (reply.accept(JSON.readTree(line.substring(6))) && first == 0) first = System.nanoTime();
                             }
                         }
+                        // a stream cut before [DONE] (the replica died mid-reply) is not an answered turn:
+                        // the server commits the turn before it sends [DONE]
+                        if (!finished) throw new IOException("the stream ended before data: [DONE]");
                         long tokens = reply.completionTokens, fed = reply.fed;
                         long end = System.nanoTime();
                         int i = done.getAndIncrement();

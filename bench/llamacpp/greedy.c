@@ -3,21 +3,14 @@
 // CTX is the context llama.cpp is created with (it decides, e.g., Phi-3's LongRoPE short or long factors).
 // Each id is printed as ID/GAP, GAP the distance from its logit to the runner-up's (how close the choice was).
 // The KV cache is F32 (llama.cpp's default F16 would round keys and values the engine keeps in F32).
-#include "llama.h"
-#include <stdio.h>
-#include <stdlib.h>
+#include "f32-context.h"
 int main(int argc, char **argv) {
     if (argc < 5) { fprintf(stderr, "usage: greedy FILE N CTX ids...\n"); return 2; }
     int n = atoi(argv[2]), nctx = atoi(argv[3]), np = argc - 4;
     llama_token *prompt = malloc(sizeof(llama_token) * np);
     for (int i = 0; i < np; i++) prompt[i] = atoi(argv[4 + i]);
-    llama_backend_init();
-    struct llama_model_params mp = llama_model_default_params();
-    struct llama_model *model = llama_model_load_from_file(argv[1], mp);
-    if (!model) { fprintf(stderr, "load failed\n"); return 1; }
-    struct llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = nctx; cp.n_batch = nctx; cp.type_k = GGML_TYPE_F32; cp.type_v = GGML_TYPE_F32; cp.n_threads = 1; cp.n_threads_batch = 1;
-    struct llama_context *ctx = llama_init_from_model(model, cp);
+    struct llama_model *model;
+    struct llama_context *ctx = f32_context(argv[1], nctx, &model);
     int nv = llama_vocab_n_tokens(llama_model_get_vocab(model));
     struct llama_batch b = llama_batch_get_one(prompt, np);
     llama_token tok;

@@ -6,6 +6,7 @@ import io.fdkvc.core.param.ParameterException;
 import io.fdkvc.core.policy.ObservedAttention;
 import io.fdkvc.core.policy.ObservationWindowPolicy;
 import io.fdkvc.core.policy.Turn;
+import java.util.Arrays;
 
 /**
  * FD-KVC's two channels on a model's own attention, for a cache whose predictions should stay
@@ -90,26 +91,24 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
     protected void score(KvStream s, Turn t, int[] tier, double[] score) {
         int n = s.size();
         double[] c = s.c(), rho = s.rho();
-        double maxC = 0, maxR = 0;
-        for (int i = 0; i < n; i++) {
-            maxC = Math.max(maxC, c[i]);
-            maxR = Math.max(maxR, rho[i]);
-        }
-        double wc = maxC > 0 ? p.wc() / maxC : 0, wr = maxR > 0 ? p.wrho() / maxR : 0;
         // the newest entries whose costs fit the recent share (unit costs: the last floor(recent * B))
         int[] cost = s.costs();
         long room = (long) Math.floor(p.recent() * budget), used = 0;
         int recentFrom = n;
         while (recentFrom > 0 && used + cost[recentFrom - 1] <= room) used += cost[--recentFrom];
-        for (int i = 0; i < n; i++) {
-            boolean kept = s.position(i) < p.sinks() || i >= recentFrom;
-            tier[i] = kept ? 1 : 0;
-            score[i] = wc * c[i] + wr * rho[i];
-        }
+        for (int i = 0; i < n; i++) tier[i] = s.position(i) < p.sinks() || i >= recentFrom ? 1 : 0;
         if (p.ranks() == 1) {
-            java.util.Arrays.fill(score, 0, n, 0);
+            Arrays.fill(score, 0, n, 0);
             addRanks(c, p.wc(), recentFrom, tier, score);
             addRanks(rho, p.wrho(), recentFrom, tier, score);
+        } else {
+            double maxC = 0, maxR = 0;
+            for (int i = 0; i < n; i++) {
+                maxC = Math.max(maxC, c[i]);
+                maxR = Math.max(maxR, rho[i]);
+            }
+            double wc = maxC > 0 ? p.wc() / maxC : 0, wr = maxR > 0 ? p.wrho() / maxR : 0;
+            for (int i = 0; i < n; i++) score[i] = wc * c[i] + wr * rho[i];
         }
         protectHeavy(s, recentFrom, tier);
     }
@@ -140,7 +139,7 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
         for (int i = 0; i < to; i++) {
             if (tier[i] == 0) byValue[m++] = ((long) Float.floatToRawIntBits((float) value[i]) << 32) | i;
         }
-        java.util.Arrays.sort(byValue, 0, m);
+        Arrays.sort(byValue, 0, m);
         return m;
     }
 

@@ -48,6 +48,11 @@ import tools.jackson.databind.node.ObjectNode;
  * of a server with a bounded context must (llama-server refuses a prompt longer than its slot's
  * context); the oldest user and assistant pair goes first (the script's {@code SERVE_BENCH_WARMUP},
  * {@code SERVE_BENCH_MESSAGE} and {@code SERVE_BENCH_HISTORY_CHARS});
+ * {@code -DserveBench.slotPerConversation=true} adds {@code "id_slot": c} to conversation c's
+ * requests, so that llama-server keeps each conversation in its own slot (its default picks a slot
+ * by prompt similarity, and a client that drops the oldest turn changes the prompt's prefix every
+ * turn, so conversations trade slots and are prefilled again; the script's
+ * {@code SERVE_BENCH_SLOT_PER_CONVERSATION});
  * {@code -DserveBench.retrySeconds=S} sends a failed turn again (every 250 ms, for at most S seconds
  * from its first failure) instead of ending the conversation, and reports how long failed turns
  * took to be answered and whether every acknowledged turn is in the server's session (the
@@ -65,6 +70,8 @@ public final class ServeLoad {
     private static final long RETRY_NANOS = (long) (Double.parseDouble(System.getProperty("serveBench.retrySeconds", "0")) * 1e9);
     /** {@code -DserveBench.historyChars}: characters of earlier turns resent with each message; 0 for all of them. */
     private static final String HISTORY_CHARS = System.getProperty("serveBench.historyChars", "0");
+    /** {@code -DserveBench.slotPerConversation}: whether conversation c asks for llama-server's slot c. */
+    private static final String SLOT_PER_CONVERSATION = System.getProperty("serveBench.slotPerConversation", "false");
 
     private ServeLoad() {}
 
@@ -93,6 +100,7 @@ public final class ServeLoad {
                     + "((--model FILE | --synthetic NAME) [serve options...] | --url http://127.0.0.1:PORT [--pid PID])");
         }
         int warmup = count(System.getProperty("serveBench.warmup", "30"), "SERVE_BENCH_WARMUP", 0);
+        slotPerConversation();   // a bad setting is refused before any server starts
         Path jar = Path.of(args[0]);
         int c = positive(args[1], "C"), t = positive(args[2], "T"), maxTokens = positive(args[3], "MAX_TOKENS");
         long maxSeconds = positive(args[4], "MAX_SECONDS");
@@ -121,6 +129,14 @@ public final class ServeLoad {
         } finally {
             if (synthetic != null) Files.deleteIfExists(synthetic);
         }
+    }
+
+    private static boolean slotPerConversation() {
+        return switch (SLOT_PER_CONVERSATION) {
+            case "true", "1" -> true;
+            case "false", "0", "" -> false;
+            default -> throw new InputException("SERVE_BENCH_SLOT_PER_CONVERSATION must be 1 or 0, not '" + SLOT_PER_CONVERSATION + "'");
+        };
     }
 
     private static int positive(String v, String what) {
@@ -326,6 +342,7 @@ public final class ServeLoad {
 
     static Result drive(String base, long pid, int conversations, int turns, int maxTokens, long maxSeconds, String prefix) throws Exception {
         int historyChars = count(HISTORY_CHARS, "SERVE_BENCH_HISTORY_CHARS", 0);
+        boolean slotPerConversation = slotPerConversation();
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
         long deadline = System.nanoTime() + maxSeconds * 1_000_000_000L;
         int total = conversations * turns;
@@ -354,6 +371,7 @@ public final class ServeLoad {
                 body.put("temperature", 0);
                 body.put("stream", true);
                 body.putObject("stream_options").put("include_usage", true);
+                if (slotPerConversation) body.put("id_slot", conv);
                 ArrayNode messages = body.putArray("messages");
                 long failedSince = 0;
                 for (int k = 0; k < turns && System.nanoTime() < deadline; k++) {

@@ -50,19 +50,17 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
     @Override
     protected void observe(KvStream s, Turn t) {
         int n = s.size();
-        double[] c = s.c(), h = s.h();
+        double[] c = s.c();
+        // H is read only by the heavy share: without one it is neither decayed nor accumulated
+        double[] h = p.heavy() > 0 ? s.h() : null;
         int rows = Math.max(1, t.rows());
-        for (int i = 0; i < n; i++) {
-            c[i] *= p.gamma();
-            h[i] *= p.eta();
-        }
+        for (int i = 0; i < n; i++) c[i] *= p.gamma();
+        if (h != null) for (int i = 0; i < n; i++) h[i] *= p.eta();
         ObservedAttention o = t.observed();
         if (o != null) {
             float[] sum = o.sum();
-            for (int i = 0; i < o.entries(); i++) {
-                c[i] += sum[i] / rows;
-                h[i] += sum[i] / rows;
-            }
+            for (int i = 0; i < o.entries(); i++) c[i] += sum[i] / rows;
+            if (h != null) for (int i = 0; i < o.entries(); i++) h[i] += sum[i] / rows;
         } else {
             // a trace: each row attends to the earlier turns' entries and to the turn's own up to its row
             double[] weights = rowWeights(n);
@@ -70,10 +68,8 @@ public final class FidelityPolicy extends ObservationWindowPolicy {
             for (int r = 0; r < t.rows(); r++) {
                 int visible = Math.min(n, m + r + 1);
                 StreamAttention.weights(s, visible, t.queries(), r * t.dim(), false, weights);
-                for (int i = 0; i < visible; i++) {
-                    c[i] += weights[i] / rows;
-                    h[i] += weights[i] / rows;
-                }
+                for (int i = 0; i < visible; i++) c[i] += weights[i] / rows;
+                if (h != null) for (int i = 0; i < visible; i++) h[i] += weights[i] / rows;
             }
         }
         if (p.delta() == 0) {

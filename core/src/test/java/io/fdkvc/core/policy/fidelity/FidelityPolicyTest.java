@@ -136,19 +136,18 @@ class FidelityPolicyTest {
 
     @Test
     void parametersAreValidated() {
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("kernel", 2))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("kernel");
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("sinks", 4))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("sinks");
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("recent", 1.5))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("recent");
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("delta", 1.5))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("delta");
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("ranks", 2))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("ranks");
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("heavy", 0.9))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("heavy");
-        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of("eta", 0.0))).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("eta");
+        assertRefused("kernel", 2);
+        assertRefused("sinks", 4);
+        assertRefused("recent", 1.5);
+        assertRefused("delta", 1.5);
+        assertRefused("ranks", 2);
+        assertRefused("heavy", 0.9);
+        assertRefused("eta", 0.0);
+    }
+
+    /** A spec with {@code name = value} is refused by a ParameterException naming the parameter. */
+    private static void assertRefused(String name, Object value) {
+        assertThatThrownBy(() -> PolicyRegistry.spec("fdkvc-fidelity", 4, Map.of(name, value))).isInstanceOf(ParameterException.class)
+                .hasMessageContaining(name);
     }
 }

@@ -17,6 +17,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * GGML Q4_K: super-blocks of 256 weights (144 bytes): f16 {@code d}, f16 {@code dmin}, 12 bytes
@@ -64,8 +65,8 @@ public final class Q4_KTensor extends MinKQuantTensor {
     private static final VectorMask<Integer> UPPER_FOUR = VectorMask.fromLong(I, 0xF0L);
 
     /**
-     * Floats of sums {@link #prepare} writes: the lane sums {@link #dotMixed} reads (one per four
-     * weights), then, for {@link #dotUniform}, the sum of x over each sub-block of 32 weights.
+     * Floats of sums {@link #prepare} writes: one per four weights (the k-quants' lane sums), then
+     * the sum of x over each sub-block of 32 weights, which both kernels' mins terms read.
      */
     @Override
     int sumsLength() {
@@ -75,7 +76,7 @@ public final class Q4_KTensor extends MinKQuantTensor {
     @Override
     void prepare(float[] x, int xOff, float[] xp, float[] xs) {
         super.prepare(x, xOff, xp, xs);
-        if (UNIFORM_LOADS) Simd.groupSumsInto(x, xOff, cols, 32, xs, cols / 4);
+        Simd.groupSumsInto(x, xOff, cols, 32, xs, cols / 4);
     }
 
     /**
@@ -83,9 +84,8 @@ public final class Q4_KTensor extends MinKQuantTensor {
      * j = 2c + n, c = 4Lu / 32, so its scale is one scalar, broadcast, where {@link #dotMixed}
      * extracts it lane by lane (five vector operations per load and nibble); and the mins term
      * of the super-block, the sum over j of min_j times the sum of x over sub-block j, is one
-     * product of a vector of the eight mins with the eight sums {@link #prepare} wrote (where
-     * {@link #dotMixed} spends another six per load and nibble). The scale term keeps the same
-     * operations in the same order, so the same bits; the mins term is summed in another order.
+     * product of a vector of the eight mins with the eight sums {@link #prepare} wrote (as in
+     * {@link #dotMixed}, there in one 8-lane vector).
      */
     private float dotUniform(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
@@ -124,25 +124,40 @@ public final class Q4_KTensor extends MinKQuantTensor {
         return Simd.sum(acc.sub(mAcc));
     }
 
+    // dotMixed's mins term: the eight mins of a super-block in the lanes of one 8-lane vector
+    private static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
+    private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
+    private static final IntVector MIN_SHIFT8 = IntVector.fromArray(I8, new int[] {0, 8, 16, 24, 0, 8, 16, 24}, 0);
+    private static final VectorMask<Integer> UPPER_FOUR8 = VectorMask.fromLong(I8, 0xF0L);
+    // dotMixed's scales (16 lanes): lane i of load u, nibble n has sub-block 4u + 2 (i / 8) + n,
+    // so its scale is lane PICK_SCALE[i] + 4u + n of a vector holding scale j in lane j
+    private static final IntVector PICK_SCALE = L == 16 ? IntVector.fromArray(I, new int[] {0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2}, 0) : null;
+
     private float dotMixed(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
-        // Per super-block: bs = sum over lanes of scale * (q . x), ms = sum of min * (sum of x);
-        // d and dmin multiply them once per block. Lane i of int load u holds four nibble bytes
-        // of one sub-block pair (see MinKQuantTensor), so its scale and min are one byte of the
-        // packed ints scLo/scHi (mLo/mHi), picked by a per-lane shift. The loops stay loops in
-        // the bytecode: written out, the body exceeds C2's inlining node budget and the vector
-        // helpers stop being inlined (and then box); C2 unrolls them after intrinsification.
-        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F);
+        // Per super-block: bs = sum over lanes of scale * (q . x), and the mins term, the sum over
+        // sub-blocks j of min_j times the sum of x over sub-block j, one 8-lane product of the
+        // eight mins with the eight sums prepare wrote (as in dotUniform; per lane and load it
+        // cost six more vector operations per 64 weights); d and dmin multiply them once per
+        // block. The kernel of 16 lanes: int load u spans two 32-byte chunks, so the lanes of one
+        // (load, nibble) belong to two sub-blocks (see MinKQuantTensor); the eight scales are
+        // unpacked once per block into the lanes of one vector (as floats) and each (load,
+        // nibble)'s pair picked from it by an index look-up (two operations where a per-lane shift
+        // of the packed scales took five). The loops stay loops in the bytecode: written out, the body exceeds
+        // C2's inlining node budget and the vector helpers stop being inlined (and then box);
+        // C2 unrolls them after intrinsification.
+        int subs = cols / 4;
+        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F8);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
-            int scLo = scalesLo(s0), scHi = scalesHi(s0, s2), mLo = minsLo(s1), mHi = minsHi(s1, s2);
-            FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
+            IntVector scw = IntVector.broadcast(I, scalesLo(s0)).blend(IntVector.broadcast(I, scalesHi(s0, s2)), UPPER_FOUR);
+            IntVector scf = Simd.intsToFloats(scw.lanewise(VectorOperators.LSHR, MIN_SHIFT).and(0xFF)).reinterpretAsInts();
+            FloatVector bs = FloatVector.zero(F);
             for (int u = 0; u < U; u++) {
                 IntVector q = IntVector.fromMemorySegment(I, s, p + 16 + 4 * L * u, LE);
-                int sc = u < U / 2 ? scLo : scHi, mn = u < U / 2 ? mLo : mHi;
                 for (int n = 0; n < 2; n++) {
                     int t = (u * 2 + n) * L, v = b * QK + 4 * t;
                     IntVector qn = q.lanewise(VectorOperators.LSHR, 4 * n);
@@ -150,16 +165,17 @@ public final class Q4_KTensor extends MinKQuantTensor {
                     for (int m = 0; m < 4; m++) {
                         sm = Simd.intsToFloats(qn.and(0xF << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
                     }
-                    IntVector sh = IntVector.fromArray(I, SCALE_SHIFT, t);
-                    bs = Simd.intsToFloats(IntVector.broadcast(I, sc).lanewise(VectorOperators.LSHR, sh).and(0xFF)).fma(sm, bs);
-                    ms = Simd.intsToFloats(IntVector.broadcast(I, mn).lanewise(VectorOperators.LSHR, sh).and(0xFF))
-                            .fma(FloatVector.fromArray(F, xs, b * 64 + t), ms);
+                    bs = PICK_SCALE.add(4 * u + n).selectFrom(scf).reinterpretAsFloats().fma(sm, bs);
                 }
             }
             acc = bs.fma(FloatVector.broadcast(F, d), acc);
-            mAcc = ms.fma(FloatVector.broadcast(F, dmin), mAcc);
+            IntVector mw = IntVector.broadcast(I8, minsLo(s1)).blend(IntVector.broadcast(I8, minsHi(s1, s2)), UPPER_FOUR8);
+            FloatVector mins = (FloatVector) mw.lanewise(VectorOperators.LSHR, MIN_SHIFT8).and(0xFF).convert(VectorOperators.I2F, 0);
+            mAcc = mins.mul(FloatVector.fromArray(F8, xs, subs + 8 * b)).fma(FloatVector.broadcast(F8, dmin), mAcc);
         }
-        return Simd.sum(acc.sub(mAcc));
+        // the eight lanes of the mins term widened (zeros above) so that one fixed-order Simd.sum
+        // reduces both: reduceLanes would let the JIT tier choose the order (JitDeterminismTest)
+        return Simd.sum(acc.sub((FloatVector) mAcc.reinterpretShape(F, 0)));
     }
 
     @Override

@@ -107,7 +107,7 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
      * {@code k = ((2u + n) * 4 + m) * L + i}, nibble byte {@code P = 4Lu + 4i + m} is byte
      * {@code P % 32} of chunk {@code P / 32}, so weight {@code 64 (P / 32) + 32n + P % 32}.
      */
-    private static final int[] SOURCE = lanePositions((pos, n) -> 64 * (pos >> 5) + 32 * n + (pos & 31));
+    static final int[] SOURCE = lanePositions((pos, n) -> 64 * (pos >> 5) + 32 * n + (pos & 31));
 
     @Override
     final void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {

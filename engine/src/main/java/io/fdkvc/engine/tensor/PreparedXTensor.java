@@ -105,7 +105,8 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
      * = x[source[that index]] times 2^-8m (the x of the weight in byte m of lane i of int load u,
      * nibble n; multiplying by a power of two is exact, barring underflow below 2^-102, which
      * activations do not reach), and {@code xs[64b + (2u + n) * L + i]} = {@code sumScale} times
-     * the sum over m of those x (unscaled). One gather of L x per (u, n, m) from the table of
+     * the sum over m of those x (unscaled; none when xs is null, for a kernel that reads no lane
+     * sums). One gather of L x per (u, n, m) from the table of
      * source positions: scalar index arithmetic per element cost about as much as 30 rows'
      * products on short matrices.
      */
@@ -119,7 +120,7 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
                     sum = sum.add(xv);
                     xv.mul(SCALE[m]).intoArray(xp, b * 256 + 4 * t + m * L);
                 }
-                sum.mul(sumScale).intoArray(xs, b * 64 + t);
+                if (xs != null) sum.mul(sumScale).intoArray(xs, b * 64 + t);
             }
         }
     }

@@ -65,18 +65,18 @@ public final class Q4_KTensor extends MinKQuantTensor {
     private static final VectorMask<Integer> UPPER_FOUR = VectorMask.fromLong(I, 0xF0L);
 
     /**
-     * Floats of sums {@link #prepare} writes: one per four weights (the k-quants' lane sums), then
-     * the sum of x over each sub-block of 32 weights, which both kernels' mins terms read.
+     * Floats of sums {@link #prepare} writes: the sum of x over each sub-block of 32 weights, which
+     * both kernels' mins terms read (no k-quant lane sums: neither kernel reads them).
      */
     @Override
     int sumsLength() {
-        return cols / 4 + cols / 32;
+        return cols / 32;
     }
 
     @Override
     void prepare(float[] x, int xOff, float[] xp, float[] xs) {
-        super.prepare(x, xOff, xp, xs);
-        Simd.groupSumsInto(x, xOff, cols, 32, xs, cols / 4);
+        permuteLanes(x, xOff, cols, SOURCE, 1f, xp, null);
+        Simd.groupSumsInto(x, xOff, cols, 32, xs, 0);
     }
 
     /**
@@ -90,7 +90,6 @@ public final class Q4_KTensor extends MinKQuantTensor {
     private float dotUniform(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
-        int subs = cols / 4;
         FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
@@ -118,7 +117,7 @@ public final class Q4_KTensor extends MinKQuantTensor {
                 IntVector mw = L == 4 ? IntVector.broadcast(I, k == 0 ? mLo : mHi)
                         : IntVector.broadcast(I, mLo).blend(IntVector.broadcast(I, mHi), UPPER_FOUR);
                 FloatVector mins = Simd.intsToFloats(mw.lanewise(VectorOperators.LSHR, MIN_SHIFT).and(0xFF));
-                mAcc = mins.mul(FloatVector.fromArray(F, xs, subs + 8 * b + k)).fma(FloatVector.broadcast(F, dmin), mAcc);
+                mAcc = mins.mul(FloatVector.fromArray(F, xs, 8 * b + k)).fma(FloatVector.broadcast(F, dmin), mAcc);
             }
         }
         return Simd.sum(acc.sub(mAcc));
@@ -147,12 +146,14 @@ public final class Q4_KTensor extends MinKQuantTensor {
         // of the packed scales took five). The loops stay loops in the bytecode: written out, the body exceeds
         // C2's inlining node budget and the vector helpers stop being inlined (and then box);
         // C2 unrolls them after intrinsification.
-        int subs = cols / 4;
         FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F8);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             float d = Float.float16ToFloat(s.get(SHORT_LE, p));
             float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
             int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
+            // the unpacking of the scales and of the mins below is written out, not a shared helper:
+            // a helper call C2 declines to inline boxes its vectors (with such a helper one run of
+            // four decoded 1B Q4_K_M at 2.5 tok/s instead of 14)
             IntVector scw = IntVector.broadcast(I, scalesLo(s0)).blend(IntVector.broadcast(I, scalesHi(s0, s2)), UPPER_FOUR);
             IntVector scf = Simd.intsToFloats(scw.lanewise(VectorOperators.LSHR, MIN_SHIFT).and(0xFF)).reinterpretAsInts();
             FloatVector bs = FloatVector.zero(F);
@@ -171,7 +172,7 @@ public final class Q4_KTensor extends MinKQuantTensor {
             acc = bs.fma(FloatVector.broadcast(F, d), acc);
             IntVector mw = IntVector.broadcast(I8, minsLo(s1)).blend(IntVector.broadcast(I8, minsHi(s1, s2)), UPPER_FOUR8);
             FloatVector mins = (FloatVector) mw.lanewise(VectorOperators.LSHR, MIN_SHIFT8).and(0xFF).convert(VectorOperators.I2F, 0);
-            mAcc = mins.mul(FloatVector.fromArray(F8, xs, subs + 8 * b)).fma(FloatVector.broadcast(F8, dmin), mAcc);
+            mAcc = mins.mul(FloatVector.fromArray(F8, xs, 8 * b)).fma(FloatVector.broadcast(F8, dmin), mAcc);
         }
         // the eight lanes of the mins term widened (zeros above) so that one fixed-order Simd.sum
         // reduces both: reduceLanes would let the JIT tier choose the order (JitDeterminismTest)

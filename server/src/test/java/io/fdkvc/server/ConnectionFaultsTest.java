@@ -187,9 +187,15 @@ class ConnectionFaultsTest {
             String m = get(s.base() + "/metrics").body();
             assertThat(m).doesNotContain("status=\"500\"");
             assertThat(log.toString(StandardCharsets.UTF_8)).doesNotContain("internal error");
-            // the read timeout does not cut a request that waits for the model: a paused model thread for 3 s
+            // the read timeout does not cut a request that waits for the model: a paused model thread for 3 s.
+            // On a connection of its own: the shared client's pooled one may have sat idle past the
+            // 1 s read timeout during the 408 above, and the server closing it just as a POST goes
+            // out ends that POST with no response (the client retries only idempotent requests)
             s.server().scheduler().pause(true);
-            var pending = java.util.concurrent.CompletableFuture.supplyAsync(() -> post(s.base() + "/v1/chat/completions", body));
+            var fresh = java.net.http.HttpClient.newHttpClient();
+            var pending = fresh.sendAsync(HttpRequest.newBuilder(URI.create(s.base() + "/v1/chat/completions"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                    HttpResponse.BodyHandlers.ofString());
             Thread.sleep(3000);
             s.server().scheduler().pause(false);
             assertThat(pending.get().statusCode()).isEqualTo(200);

@@ -192,13 +192,14 @@ class ConnectionFaultsTest {
             // 1 s read timeout during the 408 above, and the server closing it just as a POST goes
             // out ends that POST with no response (the client retries only idempotent requests)
             s.server().scheduler().pause(true);
-            var fresh = java.net.http.HttpClient.newHttpClient();
-            var pending = fresh.sendAsync(HttpRequest.newBuilder(URI.create(s.base() + "/v1/chat/completions"))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            Thread.sleep(3000);
-            s.server().scheduler().pause(false);
-            assertThat(pending.get().statusCode()).isEqualTo(200);
+            try (var fresh = java.net.http.HttpClient.newHttpClient()) {
+                var pending = fresh.sendAsync(HttpRequest.newBuilder(URI.create(s.base() + "/v1/chat/completions"))
+                        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                Thread.sleep(3000);
+                s.server().scheduler().pause(false);
+                assertThat(pending.get().statusCode()).isEqualTo(200);
+            }
         }
     }
 

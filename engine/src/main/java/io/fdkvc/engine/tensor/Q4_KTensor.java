@@ -174,9 +174,15 @@ public final class Q4_KTensor extends MinKQuantTensor {
             FloatVector mins = (FloatVector) mw.lanewise(VectorOperators.LSHR, MIN_SHIFT8).and(0xFF).convert(VectorOperators.I2F, 0);
             mAcc = mins.mul(FloatVector.fromArray(F8, xs, 8 * b)).fma(FloatVector.broadcast(F8, dmin), mAcc);
         }
-        // the eight lanes of the mins term widened (zeros above) so that one fixed-order Simd.sum
-        // reduces both: reduceLanes would let the JIT tier choose the order (JitDeterminismTest)
-        return Simd.sum(acc.sub((FloatVector) mAcc.reinterpretShape(F, 0)));
+        // the eight lanes of the mins term widened (zeros above) so that one fixed-order fold
+        // reduces both: reduceLanes would let the JIT tier choose the order (JitDeterminismTest).
+        // Simd.sum's folds written out: C2 does not inline a call made once per row from a method
+        // this large, and the call boxed the vector (an allocation per row)
+        FloatVector v = acc.sub((FloatVector) mAcc.reinterpretShape(F, 0));
+        if (L >= 16) v = v.add(v.rearrange(Simd.FOLD8));
+        if (L >= 8) v = v.add(v.rearrange(Simd.FOLD4));
+        v = v.add(v.rearrange(Simd.FOLD2));
+        return v.add(v.rearrange(Simd.FOLD1)).lane(0);
     }
 
     @Override

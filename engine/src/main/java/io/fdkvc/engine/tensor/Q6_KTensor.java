@@ -134,7 +134,11 @@ public final class Q6_KTensor extends PreparedXTensor {
             }
             acc = bs.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);
         }
-        return Simd.sum(acc);
+        // Simd.sum's folds written out (see Q4_KTensor.dotMixed: the call boxed acc once per row)
+        if (L >= 16) acc = acc.add(acc.rearrange(Simd.FOLD8));
+        if (L >= 8) acc = acc.add(acc.rearrange(Simd.FOLD4));
+        acc = acc.add(acc.rearrange(Simd.FOLD2));
+        return acc.add(acc.rearrange(Simd.FOLD1)).lane(0);
     }
 
     /**

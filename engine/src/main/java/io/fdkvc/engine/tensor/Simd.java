@@ -46,7 +46,7 @@ public final class Simd {
     static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(L * 32));
 
     /** Lane i takes lane i + step (mod L): the folds of {@link #sum}. */
-    private static final VectorShuffle<Float> FOLD8 = fold(8), FOLD4 = fold(4), FOLD2 = fold(2), FOLD1 = fold(1);
+    static final VectorShuffle<Float> FOLD8 = fold(8), FOLD4 = fold(4), FOLD2 = fold(2), FOLD1 = fold(1);
 
     private Simd() {}
 

@@ -263,20 +263,34 @@ public abstract class FloatTensor {
 
     /**
      * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows, and the
-     * k-quants' and Q5_0's batch of one, {@code PreparedXTensor.rows}) reads at once. Its rows
-     * are short (576 to 8192 weights) and each is read once, from memory: walked in order, one
-     * after the other, they are a single stream, which the hardware prefetchers follow at well
-     * below the memory's bandwidth. Four quarters of the range visited in turn keep four streams
-     * in flight, which they fetch in parallel; eight were no faster than four.
-     * {@code scripts/run-bench decode.WeightPassBench SHAPE 1 TYPE PASSES} measures a pass over a
-     * whole model's weights this way.
+     * k-quants' and Q5_0's batch of one, {@code PreparedXTensor.rows}) reads at once: the range is
+     * cut into this many parts, visited in turn. Its rows are short (576 to 8192 weights) and each
+     * is read once, from memory, so how many streams the hardware prefetchers follow best decides
+     * the speed, and that differs between CPUs. A whole decode pass over the Llama-3.2-1B files'
+     * weights at two threads, paired pass by pass in one JVM (docs/benchmarks.md): on an AMD EPYC
+     * Zen 5, two streams 1.30x four on Q4_K_M and 1.14x on Q8_0 (one stream: 1.36x and 0.66x); on
+     * an Intel Xeon with AVX-512 (one thread), two 0.86-0.99x four. Two is the default; the system
+     * property {@code fdkvc.streams} (1 to 16) sets it for a host that measures otherwise. Each
+     * row's result is the same float whatever the order.
      */
-    static final int STREAMS = 4;
+    static final int STREAMS = streams(System.getProperty("fdkvc.streams"));
+
+    /** {@link #STREAMS} from the property's value (null: the default, 2); refuses anything but 1 to 16. */
+    static int streams(String property) {
+        if (property == null) return 2;
+        try {
+            int n = Integer.parseInt(property.strip());
+            if (n >= 1 && n <= 16) return n;
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        throw new IllegalArgumentException("system property fdkvc.streams must be a whole number from 1 to 16, got '" + property + "'");
+    }
 
     /**
      * The row a decode product over [rowFrom, rowTo) visits at its step i: the range's
-     * {@link #STREAMS} quarters in turn (rowFrom, rowFrom + q, rowFrom + 2q, rowFrom + 3q,
-     * rowFrom + 1, ...), then the one to three rows left over, in order. Each row once.
+     * {@link #STREAMS} parts of q rows in turn (with two: rowFrom, rowFrom + q, rowFrom + 1,
+     * rowFrom + q + 1, ...), then the rows left over, in order. Each row once.
      */
     static int streamedRow(int rowFrom, int rowTo, int i) {
         int q = (rowTo - rowFrom) / STREAMS;

@@ -38,7 +38,7 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
 
     /**
      * out[outOff + r] = {@link #dot(int, float[], float[])} for r in [from, to), visited in
-     * {@code streamedRow}'s order (four weight streams): the same short loop written by each type
+     * {@code streamedRow}'s order ({@code STREAMS} weight streams): the same short loop written by each type
      * so that its own kernel is inlined into it rather than called through a call site shared by
      * all four types.
      */

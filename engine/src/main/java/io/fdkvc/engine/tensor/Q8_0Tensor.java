@@ -72,13 +72,13 @@ public final class Q8_0Tensor extends SegmentTensor {
     @Override
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
-        // the rows go in streamedRow's order (four weight streams in flight); each row's sum is
+        // the rows go in streamedRow's order (STREAMS weight streams in flight); each row's sum is
         // computed as before, so only the order of the rows changes
         int n = rowTo - rowFrom;
         if (batch == 1) {
             // two weight rows per pass over x (four FMA chains in flight), each summed in dot()'s
-            // order (the same bits): consecutive steps of streamedRow, i.e. rows r and r + q, then
-            // r + 2q and r + 3q
+            // order (the same bits): consecutive steps of streamedRow (with two streams rows r and
+            // r + q, then r + 1 and r + q + 1)
             int i = 0;
             for (; i + 1 < n; i += 2) dotPair(streamedRow(rowFrom, rowTo, i), streamedRow(rowFrom, rowTo, i + 1), x, xOff, out, outOff);
             if (i < n) out[outOff + rowTo - 1] = dot(rowTo - 1, x, xOff);

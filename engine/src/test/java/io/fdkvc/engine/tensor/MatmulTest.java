@@ -1,6 +1,7 @@
 package io.fdkvc.engine.tensor;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
@@ -57,7 +58,7 @@ class MatmulTest {
 
     /**
      * A batch of one is decode's product: whatever the kernel does with several rows at a time
-     * (Q8_0 reads two weight rows per pass over x; every type visits the rows as four interleaved
+     * (Q8_0 reads two weight rows per pass over x; every type visits the rows as interleaved
      * streams, {@link FloatTensor#STREAMS}), each output must be the very float
      * {@link FloatTensor#dot} gives, so that a token's logits do not depend on how the rows were
      * split over threads. Ranges with odd and even ends, and the single-block column case.
@@ -99,6 +100,18 @@ class MatmulTest {
             assertThat(r).isBetween(from, from + length - 1);
             assertThat(seen[r - from]).as("row %d visited twice", r).isFalse();
             seen[r - from] = true;
+        }
+    }
+
+    /** fdkvc.streams: unset is two; a whole number from 1 to 16 is taken; anything else is refused, naming the property. */
+    @Test
+    void streamsPropertyIsValidated() {
+        assertThat(FloatTensor.streams(null)).isEqualTo(2);
+        assertThat(FloatTensor.streams("1")).isEqualTo(1);
+        assertThat(FloatTensor.streams(" 16 ")).isEqualTo(16);
+        for (String bad : new String[] {"0", "17", "-2", "four", "", "2.5"}) {
+            assertThatThrownBy(() -> FloatTensor.streams(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("fdkvc.streams").hasMessageContaining("'" + bad + "'");
         }
     }
 

@@ -70,13 +70,29 @@ public final class Q4_KTensor extends MinKQuantTensor {
      */
     @Override
     int sumsLength() {
-        return cols / 32;
+        return L == 16 ? cols / 16 : cols / 32;
     }
 
     @Override
     void prepare(float[] x, int xOff, float[] xp, float[] xs) {
         permuteLanes(x, xOff, cols, SOURCE, 1f, xp, null);
-        Simd.groupSumsInto(x, xOff, cols, 32, xs, 0);
+        if (L != 16) {
+            Simd.groupSumsInto(x, xOff, cols, 32, xs, 0);
+            return;
+        }
+        // dotMixed's layout: per super-block b, 16 floats, zeros in 0-7 and the eight sums in
+        // 8-15, where its vector of the unpacked scales and mins holds the mins. The sums are
+        // written to the upper half first, then spread down block by block (ascending, each
+        // block's sums read before any write reaches them)
+        int nb = cols / QK;
+        Simd.groupSumsInto(x, xOff, cols, 32, xs, 8 * nb);
+        for (int b = 0; b < nb; b++) {
+            for (int j = 0; j < 8; j++) {
+                float v = xs[8 * nb + 8 * b + j];
+                xs[16 * b + j] = 0f;
+                xs[16 * b + 8 + j] = v;
+            }
+        }
     }
 
     /**
@@ -123,62 +139,59 @@ public final class Q4_KTensor extends MinKQuantTensor {
         return Simd.sum(acc.sub(mAcc));
     }
 
-    // dotMixed's mins term: the eight mins of a super-block in the lanes of one 8-lane vector
-    private static final VectorSpecies<Integer> I8 = IntVector.SPECIES_256;
-    private static final VectorSpecies<Float> F8 = FloatVector.SPECIES_256;
-    private static final IntVector MIN_SHIFT8 = IntVector.fromArray(I8, new int[] {0, 8, 16, 24, 0, 8, 16, 24}, 0);
-    private static final VectorMask<Integer> UPPER_FOUR8 = VectorMask.fromLong(I8, 0xF0L);
-    // dotMixed's scales (16 lanes): lane i of load u, nibble n has sub-block 4u + 2 (i / 8) + n,
-    // so its scale is lane PICK_SCALE[i] + 4u + n of a vector holding scale j in lane j
+    // dotMixed's scales: lane i of load u, nibble n has sub-block 4u + 2 (i / 8) + n, so its
+    // scale is lane PICK_SCALE[i] + 4u + n of the vector holding scale j in lane j
     private static final IntVector PICK_SCALE = L == 16 ? IntVector.fromArray(I, new int[] {0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2}, 0) : null;
+    // lanes 8-15 to 0-7 and back: dotMixed's mins term, accumulated in lanes 8-15 (0-7 hold
+    // zeros: the scales times the zeros of the prepared sums), moved once per row
+    private static final VectorShuffle<Float> SWAP_HALVES = L == 16 ? VectorShuffle.fromOp(F, i -> i ^ 8) : null;
 
     private float dotMixed(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;
         long p = rowStart(row);
         // Per super-block: bs = sum over lanes of scale * (q . x), and the mins term, the sum over
-        // sub-blocks j of min_j times the sum of x over sub-block j, one 8-lane product of the
-        // eight mins with the eight sums prepare wrote (as in dotUniform; per lane and load it
-        // cost six more vector operations per 64 weights); d and dmin multiply them once per
-        // block. The kernel of 16 lanes: int load u spans two 32-byte chunks, so the lanes of one
-        // (load, nibble) belong to two sub-blocks (see MinKQuantTensor); the eight scales are
-        // unpacked once per block into the lanes of one vector (as floats) and each (load,
-        // nibble)'s pair picked from it by an index look-up (two operations where a per-lane shift
-        // of the packed scales took five). The loops stay loops in the bytecode: written out, the body exceeds
-        // C2's inlining node budget and the vector helpers stop being inlined (and then box);
-        // C2 unrolls them after intrinsification.
-        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F8);
+        // sub-blocks j of min_j times the sum of x over sub-block j; d and dmin multiply them once
+        // per block. The kernel of 16 lanes: int load u spans two 32-byte chunks, so the lanes of
+        // one (load, nibble) belong to two sub-blocks (see MinKQuantTensor). The block's 16 header
+        // bytes are two loads: d and dmin as one int, and the 12 packed bytes widened to int lanes
+        // and unpacked at once into one float vector, the eight scales in lanes 0-7 and the eight
+        // mins in 8-15 (dequantizeBlocks16's constants): each (load, nibble)'s pair of scales is
+        // picked from it by an index look-up, and the mins term is one product of the whole
+        // vector with the block's 16 prepared sums (zeros against the scales). Scalar loads of the
+        // five header fields, each with its bounds check, and scalar unpacking cost about a fifth
+        // of the kernel's instructions. The loops stay loops in the bytecode: written out, the
+        // body exceeds C2's inlining node budget and the vector helpers stop being inlined (and
+        // then box); C2 unrolls them after intrinsification.
+        FloatVector acc = FloatVector.zero(F), mAcc = FloatVector.zero(F);
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
-            float d = Float.float16ToFloat(s.get(SHORT_LE, p));
-            float dmin = Float.float16ToFloat(s.get(SHORT_LE, p + 2));
-            int s0 = s.get(INT_LE, p + 4), s1 = s.get(INT_LE, p + 8), s2 = s.get(INT_LE, p + 12);
-            // the unpacking of the scales and of the mins below is written out, not a shared helper:
-            // a helper call C2 declines to inline boxes its vectors (with such a helper one run of
-            // four decoded 1B Q4_K_M at 2.5 tok/s instead of 14)
-            IntVector scw = IntVector.broadcast(I, scalesLo(s0)).blend(IntVector.broadcast(I, scalesHi(s0, s2)), UPPER_FOUR);
-            IntVector scf = Simd.intsToFloats(scw.lanewise(VectorOperators.LSHR, MIN_SHIFT).and(0xFF)).reinterpretAsInts();
+            int dd = s.get(INT_LE, p);
+            float d = Float.float16ToFloat((short) dd), dmin = Float.float16ToFloat((short) (dd >>> 16));
+            IntVector v = (IntVector) ByteVector.fromMemorySegment(B, s, p + 4, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0);
+            IntVector low = v.rearrange(PACK_LOW).lanewise(VectorOperators.LSHR, PACK_LOW_SHIFT).and(PACK_LOW_MASK);
+            IntVector high = v.rearrange(PACK_HIGH).lanewise(VectorOperators.LSHR, 6).and(PACK_HIGH_MASK).lanewise(VectorOperators.LSHL, 4);
+            FloatVector scm = Simd.intsToFloats(low.or(high));
+            IntVector scf = scm.reinterpretAsInts();
             FloatVector bs = FloatVector.zero(F);
             for (int u = 0; u < U; u++) {
                 IntVector q = IntVector.fromMemorySegment(I, s, p + 16 + 4 * L * u, LE);
                 for (int n = 0; n < 2; n++) {
-                    int t = (u * 2 + n) * L, v = b * QK + 4 * t;
+                    int t = (u * 2 + n) * L, w = b * QK + 4 * t;
                     IntVector qn = q.lanewise(VectorOperators.LSHR, 4 * n);
                     FloatVector sm = FloatVector.zero(F);
                     for (int m = 0; m < 4; m++) {
-                        sm = Simd.intsToFloats(qn.and(0xF << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
+                        sm = Simd.intsToFloats(qn.and(0xF << (8 * m))).fma(FloatVector.fromArray(F, xp, w + m * L), sm);
                     }
                     bs = PICK_SCALE.add(4 * u + n).selectFrom(scf).reinterpretAsFloats().fma(sm, bs);
                 }
             }
             acc = bs.fma(FloatVector.broadcast(F, d), acc);
-            IntVector mw = IntVector.broadcast(I8, minsLo(s1)).blend(IntVector.broadcast(I8, minsHi(s1, s2)), UPPER_FOUR8);
-            FloatVector mins = (FloatVector) mw.lanewise(VectorOperators.LSHR, MIN_SHIFT8).and(0xFF).convert(VectorOperators.I2F, 0);
-            mAcc = mins.mul(FloatVector.fromArray(F8, xs, 8 * b)).fma(FloatVector.broadcast(F8, dmin), mAcc);
+            mAcc = scm.mul(FloatVector.fromArray(F, xs, 16 * b)).fma(FloatVector.broadcast(F, dmin), mAcc);
         }
-        // the eight lanes of the mins term widened (zeros above) so that one fixed-order fold
-        // reduces both: reduceLanes would let the JIT tier choose the order (JitDeterminismTest).
-        // Simd.sum's folds written out: C2 does not inline a call made once per row from a method
-        // this large, and the call boxed the vector (an allocation per row)
-        FloatVector v = acc.sub((FloatVector) mAcc.reinterpretShape(F, 0));
+        // the mins term moved to lanes 0-7 (zeros above) and one fixed-order fold reduces both:
+        // reduceLanes would let the JIT tier choose the order (JitDeterminismTest). Simd.sum's
+        // folds written out: C2 does not inline a call made once per row from a method this
+        // large, and the call boxed the vector (an allocation per row)
+        FloatVector v = acc.sub(mAcc.rearrange(SWAP_HALVES));
         if (L >= 16) v = v.add(v.rearrange(Simd.FOLD8));
         if (L >= 8) v = v.add(v.rearrange(Simd.FOLD4));
         v = v.add(v.rearrange(Simd.FOLD2));

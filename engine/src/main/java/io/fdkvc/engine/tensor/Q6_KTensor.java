@@ -53,6 +53,12 @@ public final class Q6_KTensor extends PreparedXTensor {
      * 2k + l / 16, the same for its four bytes.
      */
     private static final int[] HIGH_ROT = new int[2 * U * L], SCALE_SHL = new int[2 * U * L];
+    /**
+     * With 16 lanes, load u = half u, nibble n: lane i's scale is number 8u + 4n + PICK_SCALE[i]
+     * of the block's sixteen (its group of 16 weights within the 64 of (u, n): 2 (i / 8) +
+     * (i % 8) / 4, the same for its four bytes).
+     */
+    private static final IntVector PICK_SCALE = L == 16 ? IntVector.fromArray(I, new int[] {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, 0) : null;
     /** Per int load u: the first int of qh that lane 0 needs (lanes i take int QH_INT[u] + i). */
     private static final int[] QH_INT = new int[U];
     static {
@@ -114,6 +120,10 @@ public final class Q6_KTensor extends PreparedXTensor {
         for (int b = 0, nb = cols / QK; b < nb; b++, p += BLOCK) {
             FloatVector bs = FloatVector.zero(F);
             IntVector qhAll = L == 16 ? IntVector.fromMemorySegment(I, s, p + 128, LE) : null;
+            // with 16 lanes: the sixteen signed scales as floats, scale g in lane g (one load and
+            // one widening per block instead of a scalar load, its bounds check and two shifts
+            // per load and nibble)
+            IntVector scales = L == 16 ? Simd.toFloats(ByteVector.fromMemorySegment(B, s, p + 192, LE), 0).reinterpretAsInts() : null;
             for (int u = 0; u < U; u++) {
                 IntVector ql = IntVector.fromMemorySegment(I, s, p + 4 * L * u, LE);
                 IntVector qh = L == 16 ? qhAll.rearrange(u == 0 ? DUP_LO : DUP_HI) : IntVector.fromMemorySegment(I, s, p + 128 + 4 * QH_INT[u], LE);
@@ -126,10 +136,16 @@ public final class Q6_KTensor extends PreparedXTensor {
                     for (int m = 0; m < 4; m++) {
                         sm = Simd.intsToFloats(q6.and(0x3F << (8 * m))).fma(FloatVector.fromArray(F, xp, v + m * L), sm);
                     }
-                    // signed 8-bit scales: the lane's byte shifted to the top, then arithmetic shift down
-                    IntVector sc = IntVector.broadcast(I, s.get(INT_LE, p + 192 + 4 * (2 * h + n)))
-                            .lanewise(VectorOperators.LSHL, IntVector.fromArray(I, SCALE_SHL, t)).lanewise(VectorOperators.ASHR, 24);
-                    bs = Simd.intsToFloats(sc).fma(sm, bs);
+                    FloatVector sc;
+                    if (L == 16) {
+                        // the lane's scale picked from the block's sixteen, unpacked once
+                        sc = PICK_SCALE.add(8 * u + 4 * n).selectFrom(scales).reinterpretAsFloats();
+                    } else {
+                        // signed 8-bit scales: the lane's byte shifted to the top, then arithmetic shift down
+                        sc = Simd.intsToFloats(IntVector.broadcast(I, s.get(INT_LE, p + 192 + 4 * (2 * h + n)))
+                                .lanewise(VectorOperators.LSHL, IntVector.fromArray(I, SCALE_SHL, t)).lanewise(VectorOperators.ASHR, 24));
+                    }
+                    bs = sc.fma(sm, bs);
                 }
             }
             acc = bs.fma(FloatVector.broadcast(F, Float.float16ToFloat(s.get(SHORT_LE, p + 208))), acc);

@@ -3,8 +3,12 @@ package io.fdkvc.bench.decode;
 import io.fdkvc.cli.engine.SyntheticModels;
 import io.fdkvc.core.InputException;
 import io.fdkvc.core.param.Check;
+import io.fdkvc.engine.model.GgufModelLoader;
 import io.fdkvc.engine.model.LoadedModel;
 import io.fdkvc.engine.tensor.FloatTensor;
+import io.fdkvc.engine.tensor.Parallel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -18,48 +22,67 @@ import java.util.Random;
  * weights from memory, which a benchmark on one matrix (kernels.DotBench) does not.
  * Prints GMAC/s at the 10th, 50th and 90th percentile of PASSES passes after PASSES/3 warm-up ones.
  *   scripts/run-bench decode.WeightPassBench smollm2-135m 1 Q8_0 150
- * args: synthetic shape, batch rows (1-64), weight type (as --quant), passes (1-100000); bad ones exit 2
+ *   scripts/run-bench decode.WeightPassBench llama-3.2-1b-Q4_K_M.gguf 1 - 30 2
+ * args: a synthetic shape or a .gguf file (TYPE then "-": the file's own types), batch rows
+ * (1-64), weight type (as --quant), passes (1-100000), and optionally THREADS (default 1): each
+ * product's rows split over that many threads, as the forward pass splits them; bad ones exit 2.
+ * Prefer a file written once (./fdkvc bench --synthetic SHAPE --quant TYPE --save FILE): a
+ * synthetic model is written afresh to a temporary file, deleted once mapped, and on the AMD
+ * EPYC Zen 5 host those just-written pages read from memory at a third of a settled file's speed.
  */
 public final class WeightPassBench {
     private WeightPassBench() {}
 
     public static void main(String[] args) {
         try {
-            if (args.length != 4) throw new InputException("usage: WeightPassBench SHAPE BATCH TYPE PASSES, e.g. smollm2-135m 1 Q8_0 150");
-            var model = SyntheticModels.model(args[0], args[2]);
-            run(args[0], args[2], model, Check.wholeNumber("BATCH", args[1], 1, 64), Check.wholeNumber("PASSES", args[3], 1, 100_000));
+            if (args.length != 4 && args.length != 5) throw new InputException("usage: WeightPassBench SHAPE|FILE.gguf BATCH TYPE|- PASSES [THREADS], e.g. smollm2-135m 1 Q8_0 150");
+            int batch = Check.wholeNumber("BATCH", args[1], 1, 64), passes = Check.wholeNumber("PASSES", args[3], 1, 100_000);
+            int threads = args.length == 5 ? Check.wholeNumber("THREADS", args[4], 1, 256) : 1;
+            if (args[0].endsWith(".gguf")) {
+                Path file = Path.of(args[0]);
+                if (!Files.isRegularFile(file)) throw new InputException("FILE: no such file " + file);
+                try (LoadedModel m = GgufModelLoader.load(file)) {
+                    run(file.getFileName().toString(), "-", m, batch, passes, threads);
+                }
+            } else {
+                var model = SyntheticModels.model(args[0], args[2]);
+                try (LoadedModel m = SyntheticModels.load(model, null)) {
+                    run(args[0], args[2], m, batch, passes, threads);
+                }
+            }
         } catch (InputException e) {
             System.err.println("WeightPassBench: " + e.getMessage());
             System.exit(2);
         }
     }
 
-    static void run(String shape, String type, SyntheticModels.Model model, int batch, int passes) {
-        try (LoadedModel m = SyntheticModels.load(model, null)) {
-            var w = m.weights();
-            var c = m.config();
-            List<FloatTensor> ts = new ArrayList<>();
-            for (int l = 0; l < c.layers(); l++) {
-                ts.addAll(List.of(w.wq()[l], w.wk()[l], w.wv()[l], w.wo()[l], w.wGate()[l], w.wUp()[l], w.wDown()[l]));
-            }
-            ts.add(w.output());
-            int widest = Math.max(c.dim(), c.hiddenDim());
-            float[] x = new float[widest * batch];
-            Random r = new Random(1);
-            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
-            float[] out = new float[c.vocabSize() * batch];
-            long macs = 0;
-            for (FloatTensor t : ts) macs += (long) t.rows() * t.cols();
-            double[] g = new double[passes];
-            for (int p = -passes / 3; p < passes; p++) {
-                long t0 = System.nanoTime();
-                for (FloatTensor t : ts) t.matmul(0, t.rows(), x, 0, t.cols(), batch, out, 0, t.rows());
-                long dt = System.nanoTime() - t0;
-                if (p >= 0) g[p] = (double) batch * macs / dt;
-            }
-            Arrays.sort(g);
-            System.out.printf("%s %s batch %d: %.1f M weights; GMAC/s p10 %.2f, median %.2f, p90 %.2f%n", shape, type, batch,
-                    macs / 1e6, g[passes / 10], g[passes / 2], g[passes * 9 / 10]);
+    static void run(String shape, String type, LoadedModel m, int batch, int passes, int threads) {
+        Parallel.setThreads(threads);
+        var w = m.weights();
+        var c = m.config();
+        List<FloatTensor> ts = new ArrayList<>();
+        for (int l = 0; l < c.layers(); l++) {
+            ts.addAll(List.of(w.wq()[l], w.wk()[l], w.wv()[l], w.wo()[l], w.wGate()[l], w.wUp()[l], w.wDown()[l]));
         }
+        ts.add(w.output());
+        int widest = Math.max(c.dim(), c.hiddenDim());
+        float[] x = new float[widest * batch];
+        Random r = new Random(1);
+        for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+        float[] out = new float[c.vocabSize() * batch];
+        long macs = 0;
+        for (FloatTensor t : ts) macs += (long) t.rows() * t.cols();
+        double[] g = new double[passes];
+        for (int p = -passes / 3; p < passes; p++) {
+            long t0 = System.nanoTime();
+            for (FloatTensor t : ts) {
+                Parallel.forRange(t.rows(), (from, to) -> t.matmul(from, to, x, 0, t.cols(), batch, out, 0, t.rows()));
+            }
+            long dt = System.nanoTime() - t0;
+            if (p >= 0) g[p] = (double) batch * macs / dt;
+        }
+        Arrays.sort(g);
+        System.out.printf("%s %s batch %d, %d thread(s): %.1f M weights; GMAC/s p10 %.2f, median %.2f, p90 %.2f%n", shape, type, batch,
+                threads, macs / 1e6, g[passes / 10], g[passes / 2], g[passes * 9 / 10]);
     }
 }

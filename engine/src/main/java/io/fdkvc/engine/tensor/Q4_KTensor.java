@@ -66,7 +66,8 @@ public final class Q4_KTensor extends MinKQuantTensor {
 
     /**
      * Floats of sums {@link #prepare} writes: the sum of x over each sub-block of 32 weights, which
-     * both kernels' mins terms read (no k-quant lane sums: neither kernel reads them).
+     * both kernels' mins terms read (no k-quant lane sums: neither kernel reads them); with 16
+     * lanes eight zeros before each super-block's eight sums ({@link #dotMixed}'s layout).
      */
     @Override
     int sumsLength() {
@@ -101,7 +102,7 @@ public final class Q4_KTensor extends MinKQuantTensor {
      * extracts it lane by lane (five vector operations per load and nibble); and the mins term
      * of the super-block, the sum over j of min_j times the sum of x over sub-block j, is one
      * product of a vector of the eight mins with the eight sums {@link #prepare} wrote (as in
-     * {@link #dotMixed}, there in one 8-lane vector).
+     * {@link #dotMixed}, there in the upper half of one 16-lane vector).
      */
     private float dotUniform(int row, float[] xp, float[] xs) {
         MemorySegment s = seg;

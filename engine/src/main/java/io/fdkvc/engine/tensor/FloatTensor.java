@@ -1,5 +1,6 @@
 package io.fdkvc.engine.tensor;
 
+import io.fdkvc.core.InputException;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -284,7 +285,9 @@ public abstract class FloatTensor {
         } catch (NumberFormatException e) {
             // refused below
         }
-        throw new IllegalArgumentException("system property fdkvc.streams must be a whole number from 1 to 16, got '" + property + "'");
+        // bad input, not a fault: the CLI reports it in one line with exit status 2 (it reaches the
+        // top as the cause of the class's initialisation error)
+        throw new InputException("system property fdkvc.streams must be a whole number from 1 to 16, got '" + property + "'");
     }
 
     /**

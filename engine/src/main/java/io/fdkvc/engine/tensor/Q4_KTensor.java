@@ -11,6 +11,7 @@ import static io.fdkvc.engine.tensor.Simd.PARTS;
 import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -82,17 +83,10 @@ public final class Q4_KTensor extends MinKQuantTensor {
             return;
         }
         // dotMixed's layout: per super-block b, 16 floats, zeros in 0-7 and the eight sums in
-        // 8-15, where its vector of the unpacked scales and mins holds the mins. The sums are
-        // written to the upper half first, then spread down block by block (ascending, each
-        // block's sums read before any write reaches them)
-        int nb = cols / QK;
-        Simd.groupSumsInto(x, xOff, cols, 32, xs, 8 * nb);
-        for (int b = 0; b < nb; b++) {
-            for (int j = 0; j < 8; j++) {
-                float v = xs[8 * nb + 8 * b + j];
-                xs[16 * b + j] = 0f;
-                xs[16 * b + 8 + j] = v;
-            }
+        // 8-15, where its vector of the unpacked scales and mins holds the mins
+        for (int b = 0, nb = cols / QK; b < nb; b++) {
+            Arrays.fill(xs, 16 * b, 16 * b + 8, 0f);
+            Simd.groupSumsInto(x, xOff + b * QK, QK, 32, xs, 16 * b + 8);
         }
     }
 

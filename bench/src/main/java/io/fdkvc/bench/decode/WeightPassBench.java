@@ -41,6 +41,7 @@ public final class WeightPassBench {
             if (args[0].endsWith(".gguf")) {
                 Path file = Path.of(args[0]);
                 if (!Files.isRegularFile(file)) throw new InputException("FILE: no such file " + file);
+                if (!args[2].equals("-")) throw new InputException("TYPE: a .gguf file has its own types: give '-', not '" + args[2] + "'");
                 try (LoadedModel m = GgufModelLoader.load(file)) {
                     run(file.getFileName().toString(), "-", m, batch, passes, threads);
                 }

@@ -144,17 +144,25 @@ public final class GgufFile implements AutoCloseable {
     }
 
     /**
-     * Opens and parses {@code path}. The caller closes the result (which unmaps the file and
-     * invalidates every tensor view).
+     * Opens and parses {@code path}, its bytes where the system property {@code fdkvc.weights}
+     * says ({@link WeightMemory#configured()}: mapped unless set). The caller closes the result
+     * (which unmaps or frees the bytes and invalidates every tensor view).
      */
     public static GgufFile open(Path path) {
+        return open(path, WeightMemory.configured());
+    }
+
+    /** Opens and parses {@code path}, its bytes mapped or copied as {@code memory} says. */
+    public static GgufFile open(Path path, WeightMemory memory) {
         if (Files.isDirectory(path)) throw new ModelFormatException("model file " + path + " is a directory");
         Arena arena = Arena.ofShared();
         try {
             MemorySegment seg;
             try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
                 long n = ch.size();
-                seg = n == 0 ? MemorySegment.ofArray(new byte[0]) : ch.map(FileChannel.MapMode.READ_ONLY, 0, n, arena);
+                seg = n == 0 ? MemorySegment.ofArray(new byte[0])
+                        : memory == WeightMemory.COPIED ? WeightMemory.copy(ch, n, arena)
+                        : ch.map(FileChannel.MapMode.READ_ONLY, 0, n, arena);
             }
             return new GgufFile(path, arena, seg);
         } catch (NoSuchFileException e) {

@@ -2,6 +2,7 @@ package io.fdkvc.engine.tokenizer;
 
 import io.fdkvc.engine.ModelFormatException;
 import io.fdkvc.engine.gguf.GgufFile;
+import io.fdkvc.engine.gguf.WeightMemory;
 
 import java.nio.file.Path;
 
@@ -15,9 +16,9 @@ public final class GgufVocabulary {
 
     private GgufVocabulary() {}
 
-    /** Opens {@code path}, reads its tokenizer and closes it again. */
+    /** Opens {@code path} (mapped: only its metadata is read), reads its tokenizer and closes it again. */
     public static Vocabulary load(Path path) {
-        try (GgufFile f = GgufFile.open(path)) {
+        try (GgufFile f = GgufFile.open(path, WeightMemory.MAPPED)) {
             return read(f);
         }
     }

@@ -10,8 +10,10 @@ rounds where ours >= llama.cpp; the stricter column pairs each round with the be
 settings in that same round. Then every configuration of ours against every one of llama.cpp's, and
 the medians of every configuration.
 
-Configurations: ours-NAME; llama.cpp-faF-dD (side-by-side.sh runs each -fa setting F at each depth
-D; llama.cpp-dD-faF is read alike); llama.cpp-dD (older runs.tsv files: llama-bench's default, -fa auto).
+Configurations: ours-NAME, ours-NAME+copied (the weights read into huge-page memory); llama.cpp-faF-dD
+and llama.cpp-faF-mmp0-dD (side-by-side.sh runs each -fa setting F, with mmap on and, as asked, off,
+at each depth D; llama.cpp-dD-faF is read alike); llama.cpp-dD (older runs.tsv files: llama-bench's
+default, -fa auto). "Better" and "best" are over all of llama.cpp's settings at the depth.
 usage: bench/llamacpp/summarise.py OUT_DIR/runs.tsv [DEPTH]"""
 import math
 import random
@@ -41,7 +43,7 @@ except UnicodeDecodeError as e:
     fail(f"{sys.argv[1]} is not UTF-8 text (byte {e.start}): not a runs.tsv")
 if not lines:
     fail(f"{sys.argv[1]} holds no runs")
-LLAMA = re.compile(r"llama\.cpp-(?:fa(\d+)-)?d(\d+)(?:-fa(\d+))?")
+LLAMA = re.compile(r"llama\.cpp-(?:fa(\d+)(?:-mmp(\d+))?-)?d(\d+)(?:-fa(\d+))?")
 runs = defaultdict(list)
 by_round = {}
 for number, line in enumerate(lines, 1):
@@ -71,18 +73,24 @@ names = sorted({k[0] for k in runs})
 def fa_of(conf):
     """The -fa setting of a llama.cpp configuration (either label order), None for -fa auto."""
     m = LLAMA.fullmatch(conf)
-    return m.group(1) if m.group(1) is not None else m.group(3)
+    return m.group(1) if m.group(1) is not None else m.group(4)
+
+
+def mmp_of(conf):
+    """llama-bench's -mmp setting of a configuration: 0 where the label says so, else 1 (its default)."""
+    m = LLAMA.fullmatch(conf)
+    return 1 if m.group(2) is None else int(m.group(2))
 
 
 def llama_key(conf):
-    """(depth, -fa setting; -1 for -fa auto) of a llama.cpp configuration, for ordering."""
+    """(depth, -fa setting; -1 for -fa auto, then -mmp) of a llama.cpp configuration, for ordering."""
     fa = fa_of(conf)
-    return int(LLAMA.fullmatch(conf).group(2)), -1 if fa is None else int(fa)
+    return int(LLAMA.fullmatch(conf).group(3)), -1 if fa is None else int(fa), -mmp_of(conf)
 
 
 def fa_label(conf):
     fa = fa_of(conf)
-    return "-fa auto" if fa is None else "-fa " + fa
+    return ("-fa auto" if fa is None else "-fa " + fa) + ("" if mmp_of(conf) == 1 else " -mmp 0")
 
 
 ours = sorted({k[1] for k in runs if k[1].startswith("ours-")})
@@ -115,17 +123,16 @@ def interval(v):
 
 
 def equal_context():
-    """ours-fdkvc against llama.cpp at the depth, its better -fa setting per file and phase."""
-    o = "ours-fdkvc"
-    print(f"At equal context: ours (fdkvc, budget 256) against llama.cpp at depth {depth}, its better "
-          "flash-attention setting per file and phase (higher median); paired ratio ours / llama.cpp: "
+    """ours-fdkvc (each weight placement) against llama.cpp at the depth, its best setting per file and phase."""
+    print(f"At equal context: ours (fdkvc, budget 256) against llama.cpp at depth {depth}, its best "
+          "setting per file and phase (higher median); paired ratio ours / llama.cpp: "
           "median [95% bootstrap interval], rounds where ours >= llama.cpp:")
     print()
-    print("| file | phase | ours tok/s | " + " | ".join(f"llama.cpp {fa_label(c)} tok/s" for c in at_depth)
+    print("| file | phase | ours | ours tok/s | " + " | ".join(f"llama.cpp {fa_label(c)} tok/s" for c in at_depth)
           + " | better | ours / better | ours / the round's better |")
-    print("|---|---|---|" + "---|" * len(at_depth) + "---|---|---|")
+    print("|---|---|---|---|" + "---|" * len(at_depth) + "---|---|---|")
     for n in names:
-        for phase in ("decode", "prefill"):
+        for phase, o in [(ph, o) for ph in ("decode", "prefill") for o in ours if o == "ours-fdkvc" or o.startswith("ours-fdkvc+")]:
             refs_here = [c for c in at_depth if (n, c, phase) in runs]
             if (n, o, phase) not in runs or not refs_here:
                 continue
@@ -137,7 +144,8 @@ def equal_context():
                 theirs = [by_round[(x, n, c, phase)] for c in refs_here if (x, n, c, phase) in by_round]
                 if theirs:
                     strict.append(by_round[(x, n, o, phase)] / max(theirs))
-            print(f"| {n} | {phase} | {med[(n, o, phase)]:.1f} | " + " | ".join(cells)
+            weights = o.split("+")[1] if "+" in o else "mapped"
+            print(f"| {n} | {phase} | {weights} | {med[(n, o, phase)]:.1f} | " + " | ".join(cells)
                   + f" | {fa_label(best)} | {interval(paired(n, o, best, phase))} | {interval(strict)} |")
 
 
@@ -159,7 +167,7 @@ def ratio_of_medians(n, o, r, phase):
     return "n/a" if b is None else f"**{a / b:.2f}** ({a:.1f} / {b:.1f})"
 
 
-if "ours-fdkvc" in ours and at_depth:
+if any(o == "ours-fdkvc" or o.startswith("ours-fdkvc+") for o in ours) and at_depth:
     equal_context()
     print()
 table("Ratios of medians, ours / llama.cpp (ours tok/s / llama.cpp tok/s):", ratio_of_medians)

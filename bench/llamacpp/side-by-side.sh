@@ -2,7 +2,7 @@
 # Ours and llama.cpp on the same GGUF files, alternating, ROUNDS rounds; appends every raw line to
 # OUT/raw.log and the per-run figures to OUT/runs.tsv (medians, llama.cpp's better configuration
 # and the paired ratios: summarise.py).
-# usage: [T=2 P=64 N=32 TURNS=4 WARMUP=1 JITW=2 DEPTHS=0,256,512 FA=0,1 MMP=1 WEIGHTS=mapped BUDGETED_ONLY=] \
+# usage: [T=2 P=64 N=32 TURNS=4 WARMUP=1 JITW=2 DEPTHS=0,256,512 FA=0,1 LM=auto WEIGHTS=mapped BUDGETED_ONLY=] \
 #        bench/llamacpp/side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS FILE...
 # Ours:      ./fdkvc bench --model FILE --threads T --budget 256 --prompt-tokens P --gen-tokens N
 #                --turns TURNS --warmup WARMUP --jit-warmup JITW
@@ -10,23 +10,23 @@
 #            BUDGETED_ONLY=1 adds --budgeted-only: fdkvc alone, the configuration at equal context)
 #            once per weight placement in WEIGHTS (mapped, copied: -Dfdkvc.weights, the file
 #            mapped or read into huge-page memory; a copied run is labelled ours-NAME+copied)
-# llama.cpp: llama-bench -m FILE -t T -r 1 -p P -n N -d DEPTHS -fa FA -mmp MMP -o csv
-#            once per flash-attention setting in FA and mmap setting in MMP (llama-bench's default,
+# llama.cpp: llama-bench -m FILE -t T -r 1 -p P -n N -d DEPTHS -fa FA -lm LM -o csv
+#            once per flash-attention setting in FA and load mode in LM (llama-bench's default,
 #            -fa auto, turns flash attention on, which is not llama.cpp's faster setting at every
-#            depth on every machine; -mmp 0 reads the file into memory instead of mapping it, as
-#            ours' copied), so that summarise.py compares against llama.cpp's best setting per file
-#            and phase.
+#            depth on every machine; -lm auto maps the file, -lm none reads it into memory, as
+#            ours' copied does), so that summarise.py compares against llama.cpp's best setting
+#            per file and phase.
 # Steady state: TURNS=10 WARMUP=4 JITW=8 (docs/benchmarks.md); with fewer turns the reported
 # ones include the JIT compiling the eviction paths, on the same cores as the forward pass.
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: bench/llamacpp/side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS FILE..." >&2; exit 2; }
 lb=$1/bin/llama-bench out=$2 rounds=$3
 shift 3
-T=${T:-2} P=${P:-64} N=${N:-32} TURNS=${TURNS:-4} WARMUP=${WARMUP:-1} JITW=${JITW:-2} DEPTHS=${DEPTHS:-0,256,512} FA=${FA:-0,1} MMP=${MMP:-1} WEIGHTS=${WEIGHTS:-mapped} BUDGETED_ONLY=${BUDGETED_ONLY:-}
+T=${T:-2} P=${P:-64} N=${N:-32} TURNS=${TURNS:-4} WARMUP=${WARMUP:-1} JITW=${JITW:-2} DEPTHS=${DEPTHS:-0,256,512} FA=${FA:-0,1} LM=${LM:-auto} WEIGHTS=${WEIGHTS:-mapped} BUDGETED_ONLY=${BUDGETED_ONLY:-}
 [ -x "$lb" ] || { echo "side-by-side: no llama-bench at $lb (see bench/llamacpp/README.md)" >&2; exit 2; }
 for f in "$@"; do [ -f "$f" ] || { echo "side-by-side: no model file $f" >&2; exit 2; }; done
 for wm in ${WEIGHTS//,/ }; do case $wm in mapped|copied) ;; *) echo "side-by-side: WEIGHTS holds mapped and/or copied, got '$wm'" >&2; exit 2 ;; esac; done
-for mmp in ${MMP//,/ }; do case $mmp in 0|1) ;; *) echo "side-by-side: MMP holds 0 and/or 1, got '$mmp'" >&2; exit 2 ;; esac; done
+for lm in ${LM//,/ }; do case $lm in auto|none|mmap|mlock|mmap+mlock|dio) ;; *) echo "side-by-side: LM holds llama-bench load modes (auto, none, mmap, mlock, mmap+mlock, dio), got '$lm'" >&2; exit 2 ;; esac; done
 mkdir -p "$out"
 touch "$out/runs.tsv"
 ./fdkvc --version >/dev/null   # build the jar first, so that no run measures (or parses) a build
@@ -41,11 +41,11 @@ for r in $(seq 1 "$rounds"); do
           '$1 ~ /^(full|fdkvc)\(/ { split($1, p, "("); print r "\t" n "\tours-" p[1] s "\tprefill\t" $2; print r "\t" n "\tours-" p[1] s "\tdecode\t" $3 }' >> "$out/runs.tsv"
     done
     for fa in ${FA//,/ }; do
-      for mmp in ${MMP//,/ }; do
-        # mmap on (llama-bench's default) keeps the label of older runs: llama.cpp-faF-dD
-        label=$([ "$mmp" = 1 ] && echo "" || echo "-mmp$mmp")
-        echo "== round $r $name llama.cpp t=$T fa=$fa mmp=$mmp; $(date -u +%H:%M:%S); load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/raw.log"
-        "$lb" -m "$f" -t "$T" -r 1 -p "$P" -n "$N" -d "$DEPTHS" -fa "$fa" -mmp "$mmp" -o csv 2>/dev/null | tee -a "$out/raw.log" | awk -F, -v r="$r" -v n="$name" -v fa="$fa" -v m="$label" '
+      for lm in ${LM//,/ }; do
+        # llama-bench's default load mode (auto: mapped) keeps the label of older runs: llama.cpp-faF-dD
+        label=$([ "$lm" = auto ] && echo "" || echo "-lm$lm")
+        echo "== round $r $name llama.cpp t=$T fa=$fa lm=$lm; $(date -u +%H:%M:%S); load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/raw.log"
+        "$lb" -m "$f" -t "$T" -r 1 -p "$P" -n "$N" -d "$DEPTHS" -fa "$fa" -lm "$lm" -o csv 2>/dev/null | tee -a "$out/raw.log" | awk -F, -v r="$r" -v n="$name" -v fa="$fa" -v m="$label" '
           NR == 1 { for (i = 1; i <= NF; i++) { gsub(/"/, "", $i); col[$i] = i }; next }
           { gsub(/"/, ""); np = $col["n_prompt"]; d = $col["n_depth"]; ts = $col["avg_ts"];
             print r "\t" n "\tllama.cpp-fa" fa m "-d" d "\t" (np > 0 ? "prefill" : "decode") "\t" ts }' >> "$out/runs.tsv"

@@ -11,8 +11,8 @@ settings in that same round. Then every configuration of ours against every one 
 the medians of every configuration.
 
 Configurations: ours-NAME, ours-NAME+copied (the weights read into huge-page memory); llama.cpp-faF-dD
-and llama.cpp-faF-mmp0-dD (side-by-side.sh runs each -fa setting F, with mmap on and, as asked, off,
-at each depth D; llama.cpp-dD-faF is read alike); llama.cpp-dD (older runs.tsv files: llama-bench's
+and llama.cpp-faF-lmMODE-dD (side-by-side.sh runs each -fa setting F, with llama-bench's default load
+mode, auto (mapped), and the modes LM asks for, e.g. none (read into memory), at each depth D; llama.cpp-dD-faF is read alike); llama.cpp-dD (older runs.tsv files: llama-bench's
 default, -fa auto). "Better" and "best" are over all of llama.cpp's settings at the depth.
 usage: bench/llamacpp/summarise.py OUT_DIR/runs.tsv [DEPTH]"""
 import math
@@ -43,7 +43,7 @@ except UnicodeDecodeError as e:
     fail(f"{sys.argv[1]} is not UTF-8 text (byte {e.start}): not a runs.tsv")
 if not lines:
     fail(f"{sys.argv[1]} holds no runs")
-LLAMA = re.compile(r"llama\.cpp-(?:fa(\d+)(?:-mmp(\d+))?-)?d(\d+)(?:-fa(\d+))?")
+LLAMA = re.compile(r"llama\.cpp-(?:fa(\d+)(?:-lm([a-z+]+))?-)?d(\d+)(?:-fa(\d+))?")
 runs = defaultdict(list)
 by_round = {}
 for number, line in enumerate(lines, 1):
@@ -76,21 +76,21 @@ def fa_of(conf):
     return m.group(1) if m.group(1) is not None else m.group(4)
 
 
-def mmp_of(conf):
-    """llama-bench's -mmp setting of a configuration: 0 where the label says so, else 1 (its default)."""
+def lm_of(conf):
+    """llama-bench's load mode (-lm) of a configuration: the label's, else auto (its default)."""
     m = LLAMA.fullmatch(conf)
-    return 1 if m.group(2) is None else int(m.group(2))
+    return "auto" if m.group(2) is None else m.group(2)
 
 
 def llama_key(conf):
-    """(depth, -fa setting; -1 for -fa auto, then -mmp) of a llama.cpp configuration, for ordering."""
+    """(depth, -fa setting; -1 for -fa auto, then load mode, auto first) of a llama.cpp configuration, for ordering."""
     fa = fa_of(conf)
-    return int(LLAMA.fullmatch(conf).group(3)), -1 if fa is None else int(fa), -mmp_of(conf)
+    return int(LLAMA.fullmatch(conf).group(3)), -1 if fa is None else int(fa), lm_of(conf) != "auto", lm_of(conf)
 
 
 def fa_label(conf):
     fa = fa_of(conf)
-    return ("-fa auto" if fa is None else "-fa " + fa) + ("" if mmp_of(conf) == 1 else " -mmp 0")
+    return ("-fa auto" if fa is None else "-fa " + fa) + ("" if lm_of(conf) == "auto" else " -lm " + lm_of(conf))
 
 
 ours = sorted({k[1] for k in runs if k[1].startswith("ours-")})

@@ -19,15 +19,14 @@ import java.util.Locale;
  *   <li>{@link #MAPPED} (the default, as llama.cpp's): the file memory-mapped, read only. Pages
  *       come from the page cache, are shared with every other process that maps the file, and
  *       load lazily; the kernel maps them in 4 KiB pages.</li>
- *   <li>{@link #COPIED} (llama.cpp's {@code --no-mmap}): the file read once into anonymous
- *       memory, which on Linux is 2 MiB-aligned and advised for transparent huge pages
- *       ({@code madvise(MADV_HUGEPAGE)}, honoured where {@code
- *       /sys/kernel/mm/transparent_hugepage/enabled} is {@code always} or {@code madvise}). A
- *       decode step reads every weight once, from memory; in 2 MiB pages the walk of the
- *       weights takes a TLB miss per 2 MiB instead of per 4 KiB, and the memory is not the page
- *       cache's to drop. It costs the read at load (a fraction of a second per GiB from the page
- *       cache) and the file's size in private memory per process. docs/benchmarks.md measures
- *       what it gains per host.</li>
+ *   <li>{@link #COPIED} (llama.cpp's {@code --no-mmap}, {@code -lm none}): the file read once
+ *       into private anonymous memory, in base pages ({@code madvise(MADV_NOHUGEPAGE)} on Linux,
+ *       so that a host whose transparent huge pages are {@code always} behaves alike). On the
+ *       EPYC Zen 5 host a decode step over the 1B Q8_0 file ran 1.12-1.17x faster from it than
+ *       from the mapped file, paired over four rounds; advised for 2 MiB pages instead, the same
+ *       copy ran at either 1.2x or 0.85x, from one JVM to the next (docs/benchmarks.md). It costs
+ *       the read at load (a fraction of a second per GiB from the page cache) and the file's size
+ *       in private memory per process.</li>
  * </ul>
  *
  * The system property {@code fdkvc.weights} ({@code mapped} or {@code copied}) chooses it for
@@ -52,13 +51,10 @@ public enum WeightMemory {
         };
     }
 
-    /** Two MiB: the x86-64 and arm64 transparent huge page. */
-    static final long HUGE_PAGE = 2L << 20;
-
     /**
-     * {@code n > 0} bytes of ch from offset 0 in new memory that {@code arena} frees: anonymous,
-     * huge-page-aligned and advised where the platform has {@code mmap} and {@code madvise} (Linux),
-     * else the arena's own allocation. Read only.
+     * {@code n > 0} bytes of ch from offset 0 in new memory that {@code arena} frees: anonymous
+     * and page-aligned, in base pages, where the platform has {@code mmap} and {@code madvise}
+     * (Linux), else the arena's own allocation. Read only.
      */
     static MemorySegment copy(FileChannel ch, long n, Arena arena) throws IOException {
         MemorySegment seg = Anonymous.allocate(n, arena);
@@ -76,7 +72,7 @@ public enum WeightMemory {
 
     /** mmap / madvise / munmap through the FFM linker, where libc has them. */
     private static final class Anonymous {
-        private static final int PROT_READ_WRITE = 0x1 | 0x2, MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20, MADV_HUGEPAGE = 14;
+        private static final int PROT_READ_WRITE = 0x1 | 0x2, MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20, MADV_NOHUGEPAGE = 15;
         private static final MethodHandle MMAP, MADVISE, MUNMAP;
 
         static {
@@ -100,23 +96,19 @@ public enum WeightMemory {
         }
 
         static MemorySegment allocate(long n, Arena arena) {
-            if (MMAP == null) return arena.allocate(n, 64);
-            // one huge page more than needed, so that an aligned start fits; unmapped whole on close
-            long len = (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE + HUGE_PAGE;
+            if (MMAP == null) return arena.allocate(n, 4096);
             MemorySegment raw;
             try {
-                raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, len, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
+                raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, n, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
             } catch (Throwable t) {
-                throw new IllegalStateException("mmap of " + len + " bytes failed", t);
+                throw new IllegalStateException("mmap of " + n + " bytes failed", t);
             }
-            if (raw.address() == -1L) throw new OutOfMemoryError("cannot map " + len + " bytes of anonymous memory for a model's weights");
-            long start = (raw.address() + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-            MemorySegment base = raw.reinterpret(len, arena, s -> unmap(s, len));
-            MemorySegment seg = base.asSlice(start - raw.address(), n);
+            if (raw.address() == -1L) throw new OutOfMemoryError("cannot map " + n + " bytes of anonymous memory for a model's weights");
+            MemorySegment seg = raw.reinterpret(n, arena, s -> unmap(s, n));
             try {
-                // advice only: where huge pages are off the kernel refuses it or ignores it, and
-                // the memory works the same in 4 KiB pages
-                int ignored = (int) MADVISE.invokeExact(MemorySegment.ofAddress(start), len - HUGE_PAGE, MADV_HUGEPAGE);
+                // advice only: a kernel without transparent huge pages refuses it, and the
+                // memory is in base pages anyway
+                int ignored = (int) MADVISE.invokeExact(seg, n, MADV_NOHUGEPAGE);
             } catch (Throwable t) {
                 throw new IllegalStateException("madvise failed", t);
             }

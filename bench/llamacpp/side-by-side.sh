@@ -9,7 +9,7 @@
 #            (fdkvc: 256 entries + the turn's own tokens; full: the context grows turn by turn;
 #            BUDGETED_ONLY=1 adds --budgeted-only: fdkvc alone, the configuration at equal context)
 #            once per weight placement in WEIGHTS (mapped, copied: -Dfdkvc.weights, the file
-#            mapped or read into huge-page memory; a copied run is labelled ours-NAME+copied)
+#            mapped or read into private memory; a copied run is labelled ours-NAME+copied)
 # llama.cpp: llama-bench -m FILE -t T -r 1 -p P -n N -d DEPTHS -fa FA -lm LM -o csv
 #            once per flash-attention setting in FA and load mode in LM (llama-bench's default,
 #            -fa auto, turns flash attention on, which is not llama.cpp's faster setting at every

@@ -10,7 +10,7 @@ rounds where ours >= llama.cpp; the stricter column pairs each round with the be
 settings in that same round. Then every configuration of ours against every one of llama.cpp's, and
 the medians of every configuration.
 
-Configurations: ours-NAME, ours-NAME+copied (the weights read into huge-page memory); llama.cpp-faF-dD
+Configurations: ours-NAME, ours-NAME+copied (the weights read into private memory); llama.cpp-faF-dD
 and llama.cpp-faF-lmMODE-dD (side-by-side.sh runs each -fa setting F, with llama-bench's default load
 mode, auto (mapped), and the modes LM asks for, e.g. none (read into memory), at each depth D; llama.cpp-dD-faF is read alike); llama.cpp-dD (older runs.tsv files: llama-bench's
 default, -fa auto). "Better" and "best" are over all of llama.cpp's settings at the depth.

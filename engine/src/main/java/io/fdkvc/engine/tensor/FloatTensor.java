@@ -263,22 +263,27 @@ public abstract class FloatTensor {
     static final int SPAN = 2048;
 
     /**
-     * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows, and the
-     * k-quants' and Q5_0's batch of one, {@code PreparedXTensor.rows}) reads at once: the range is
-     * cut into this many parts, visited in turn. Its rows are short (576 to 8192 weights) and each
-     * is read once, from memory, so how many streams the hardware prefetchers follow best decides
-     * the speed, and that differs between CPUs. A whole decode pass over the Llama-3.2-1B files'
-     * weights at two threads, paired pass by pass in one JVM (docs/benchmarks.md): on an AMD EPYC
-     * Zen 5, two streams 1.30x four on Q4_K_M and 1.14x on Q8_0 (one stream: 1.36x and 0.66x); on
-     * an Intel Xeon with AVX-512 (one thread), two 0.86-0.99x four. Two is the default; the system
-     * property {@code fdkvc.streams} (1 to 16) sets it for a host that measures otherwise. Each
-     * row's result is the same float whatever the order.
+     * Weight streams a decode product (a batch of up to {@link #SMALL_BATCH} rows) reads at once:
+     * the range is cut into this many parts, visited in turn. Its rows are short (576 to 8192
+     * weights) and each is read once, from memory, so how many streams the hardware prefetchers
+     * follow best decides the speed, and that differs between CPUs and between kernels. Two here
+     * (Q8_0's kernel reads two rows per pass, one from each stream); the k-quants' and Q5_0's batch
+     * of one, which reads one row per pass, has its own count ({@code PreparedXTensor.ROW_STREAMS},
+     * one). A whole decode pass over the Llama-3.2-1B files' weights at two threads, paired pass by
+     * pass in one JVM (docs/benchmarks.md): on an AMD EPYC Zen 5, one stream 1.36x four on Q4_K_M
+     * and 0.66x on Q8_0, two 1.30x and 1.14x; on an Intel Xeon with AVX-512 (one thread), two
+     * 0.86-0.99x four. The system property {@code fdkvc.streams} (1 to 16), when set, is the count
+     * for every type, for a host that measures otherwise. Each row's result is the same float
+     * whatever the order.
      */
-    static final int STREAMS = streams(System.getProperty("fdkvc.streams"));
+    static final int STREAMS = streams(System.getProperty("fdkvc.streams"), 2);
 
-    /** {@link #STREAMS} from the property's value (null: the default, 2); refuses anything but 1 to 16. */
-    static int streams(String property) {
-        if (property == null) return 2;
+    /**
+     * The count of streams from {@code fdkvc.streams}' value, {@code byDefault} when it is unset
+     * (null); refuses anything but a whole number from 1 to 16.
+     */
+    static int streams(String property, int byDefault) {
+        if (property == null) return byDefault;
         try {
             int n = Integer.parseInt(property.strip());
             if (n >= 1 && n <= 16) return n;
@@ -290,14 +295,19 @@ public abstract class FloatTensor {
         throw new InputException("system property fdkvc.streams must be a whole number from 1 to 16, got '" + property + "'");
     }
 
+    /** {@link #streamedRow(int, int, int, int)} with {@link #STREAMS} streams. */
+    static int streamedRow(int rowFrom, int rowTo, int i) {
+        return streamedRow(rowFrom, rowTo, i, STREAMS);
+    }
+
     /**
      * The row a decode product over [rowFrom, rowTo) visits at its step i: the range's
-     * {@link #STREAMS} parts of q rows in turn (with two: rowFrom, rowFrom + q, rowFrom + 1,
+     * {@code streams} parts of q rows in turn (with two: rowFrom, rowFrom + q, rowFrom + 1,
      * rowFrom + q + 1, ...), then the rows left over, in order. Each row once.
      */
-    static int streamedRow(int rowFrom, int rowTo, int i) {
-        int q = (rowTo - rowFrom) / STREAMS;
-        return i < STREAMS * q ? rowFrom + i / STREAMS + (i % STREAMS) * q : rowFrom + i;
+    static int streamedRow(int rowFrom, int rowTo, int i, int streams) {
+        int q = (rowTo - rowFrom) / streams;
+        return i < streams * q ? rowFrom + i / streams + (i % streams) * q : rowFrom + i;
     }
 
     /**

@@ -112,7 +112,7 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
     @Override
     final void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
         for (int i = 0; i < to - from; i++) {
-            int r = streamedRow(from, to, i);
+            int r = streamedRow(from, to, i, ROW_STREAMS);
             out[outOff + r] = dot(r, xp, xs);
         }
     }

@@ -37,8 +37,18 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
     abstract float dot(int row, float[] xp, float[] xs);
 
     /**
+     * Weight streams of a batch of one ({@link FloatTensor#STREAMS} says why the count matters):
+     * one, since these kernels read one row per pass. On the AMD EPYC Zen 5, a decode pass over
+     * the Llama-3.2-1B Q4_K_M file's weights (Q4_K and Q6_K) at two threads, from private memory,
+     * ran at 30.4-30.9 GMAC/s with one stream against 28.1-28.4 with two, alternating, and its
+     * decode end to end at 1.02-1.09x (docs/benchmarks.md). {@code fdkvc.streams}, when set,
+     * overrides it.
+     */
+    static final int ROW_STREAMS = streams(System.getProperty("fdkvc.streams"), 1);
+
+    /**
      * out[outOff + r] = {@link #dot(int, float[], float[])} for r in [from, to), visited in
-     * {@code streamedRow}'s order ({@code STREAMS} weight streams): the same short loop written by each type
+     * {@code streamedRow}'s order ({@link #ROW_STREAMS} weight streams): the same short loop written by each type
      * so that its own kernel is inlined into it rather than called through a call site shared by
      * all four types.
      */

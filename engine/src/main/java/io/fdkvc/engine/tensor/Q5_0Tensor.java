@@ -67,7 +67,7 @@ public final class Q5_0Tensor extends PreparedXTensor {
     @Override
     void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
         for (int i = 0; i < to - from; i++) {
-            int r = streamedRow(from, to, i);
+            int r = streamedRow(from, to, i, ROW_STREAMS);
             out[outOff + r] = dot(r, xp, xs);
         }
     }

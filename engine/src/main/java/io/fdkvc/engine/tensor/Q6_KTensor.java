@@ -104,7 +104,7 @@ public final class Q6_KTensor extends PreparedXTensor {
     @Override
     void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {
         for (int i = 0; i < to - from; i++) {
-            int r = streamedRow(from, to, i);
+            int r = streamedRow(from, to, i, ROW_STREAMS);
             out[outOff + r] = dot(r, xp, xs);
         }
     }

@@ -59,8 +59,8 @@ class MatmulTest {
 
     /**
      * A batch of one is decode's product: whatever the kernel does with several rows at a time
-     * (Q8_0 reads two weight rows per pass over x; every type visits the rows as interleaved
-     * streams, {@link FloatTensor#STREAMS}), each output must be the very float
+     * (Q8_0 reads two weight rows per pass over x; the rows are visited as interleaved streams,
+     * {@link FloatTensor#STREAMS}, or one for the prepared types), each output must be the very float
      * {@link FloatTensor#dot} gives, so that a token's logits do not depend on how the rows were
      * split over threads. Ranges with odd and even ends, and the single-block column case.
      */
@@ -91,27 +91,40 @@ class MatmulTest {
         }
     }
 
-    /** The decode products' row order visits every row of the range exactly once, whatever its ends. */
+    /** The decode products' row order visits every row of the range exactly once, whatever its ends and its count of streams. */
     @Property(tries = 300)
     void streamedRowsAreAPermutationOfTheRange(@ForAll @IntRange(min = 0, max = 5000) int from,
-                                               @ForAll @IntRange(min = 0, max = 300) int length) {
+                                               @ForAll @IntRange(min = 0, max = 300) int length,
+                                               @ForAll @IntRange(min = 1, max = 16) int streams) {
         boolean[] seen = new boolean[length];
         for (int i = 0; i < length; i++) {
-            int r = FloatTensor.streamedRow(from, from + length, i);
+            int r = FloatTensor.streamedRow(from, from + length, i, streams);
             assertThat(r).isBetween(from, from + length - 1);
             assertThat(seen[r - from]).as("row %d visited twice", r).isFalse();
             seen[r - from] = true;
         }
     }
 
-    /** fdkvc.streams: unset is two; a whole number from 1 to 16 is taken; anything else is refused, naming the property. */
+    /**
+     * fdkvc.streams: unset is the caller's default (two for the products in general, one for the
+     * prepared types' batch of one); a whole number from 1 to 16 is taken for every type; anything
+     * else is refused, naming the property. Two streams: rows 0, q, 1, q + 1, ..., the rest in order.
+     */
     @Test
     void streamsPropertyIsValidated() {
-        assertThat(FloatTensor.streams(null)).isEqualTo(2);
-        assertThat(FloatTensor.streams("1")).isEqualTo(1);
-        assertThat(FloatTensor.streams(" 16 ")).isEqualTo(16);
+        assertThat(FloatTensor.streams(null, 2)).isEqualTo(2);
+        assertThat(FloatTensor.streams(null, 1)).isEqualTo(1);
+        assertThat(FloatTensor.STREAMS).isEqualTo(2);
+        assertThat(PreparedXTensor.ROW_STREAMS).isEqualTo(1);
+        assertThat(FloatTensor.streams("1", 2)).isEqualTo(1);
+        assertThat(FloatTensor.streams(" 16 ", 1)).isEqualTo(16);
+        int[] order = new int[7];
+        for (int i = 0; i < 7; i++) order[i] = FloatTensor.streamedRow(10, 17, i, 2);
+        assertThat(order).containsExactly(10, 13, 11, 14, 12, 15, 16);
+        for (int i = 0; i < 7; i++) order[i] = FloatTensor.streamedRow(10, 17, i, 1);
+        assertThat(order).containsExactly(10, 11, 12, 13, 14, 15, 16);
         for (String bad : new String[] {"0", "17", "-2", "four", "", "2.5"}) {
-            assertThatThrownBy(() -> FloatTensor.streams(bad)).isInstanceOf(InputException.class)
+            assertThatThrownBy(() -> FloatTensor.streams(bad, 2)).isInstanceOf(InputException.class)
                     .hasMessageContaining("fdkvc.streams").hasMessageContaining("'" + bad + "'");
         }
     }

@@ -40,9 +40,9 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
      * Weight streams of a batch of one ({@link FloatTensor#STREAMS} says why the count matters):
      * one, since these kernels read one row per pass. On the AMD EPYC Zen 5, a decode pass over
      * the Llama-3.2-1B Q4_K_M file's weights (Q4_K and Q6_K) at two threads, from private memory,
-     * ran at 30.4-30.9 GMAC/s with one stream against 28.1-28.4 with two, alternating, and its
-     * decode end to end at 1.02-1.09x (docs/benchmarks.md). {@code fdkvc.streams}, when set,
-     * overrides it.
+     * ran at 30.4-30.9 GMAC/s with one stream against 28.1-28.4 with two, alternating; its decode
+     * end to end at 1.04-1.21x mapped and 1.02-1.09x copied, SmolLM2-135M Q4_K_M's at 1.03-1.20x
+     * (docs/benchmarks.md). {@code fdkvc.streams}, when set, overrides it.
      */
     static final int ROW_STREAMS = streams(System.getProperty("fdkvc.streams"), 1);
 

@@ -103,7 +103,13 @@ public enum WeightMemory {
             } catch (Throwable t) {
                 throw new IllegalStateException("mmap of " + n + " bytes failed", t);
             }
-            if (raw.address() == -1L) throw new OutOfMemoryError("cannot map " + n + " bytes of anonymous memory for a model's weights");
+            // MAP_FAILED: the system will not give the file's size in private memory (ENOMEM: more
+            // than memory and swap, or the address space). The user's choice of placement cannot
+            // be met here, which the mapped default would be: bad input, naming the property
+            if (raw.address() == -1L) {
+                throw new InputException("system property fdkvc.weights=copied: the system refused " + n + " bytes (" + (n >> 20)
+                        + " MiB) of private memory for the model's weights; use fdkvc.weights=mapped (the default), which needs none");
+            }
             MemorySegment seg = raw.reinterpret(n, arena, s -> unmap(s, n));
             try {
                 // advice only: a kernel without transparent huge pages refuses it, and the

@@ -44,6 +44,19 @@ class WeightMemoryTest {
         }
     }
 
+    /**
+     * A copy the system cannot hold (1 PiB: beyond a 48-bit address space, so refused whatever the
+     * overcommit setting) is bad input naming the property and the size, not an error of the JVM.
+     */
+    @Test
+    void aCopyTooLargeForTheMachineIsRefusedNamingTheProperty() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getProperty("os.name").toLowerCase().contains("linux"));
+        try (var ch = java.nio.channels.FileChannel.open(STORIES); var arena = java.lang.foreign.Arena.ofConfined()) {
+            assertThatThrownBy(() -> WeightMemory.copy(ch, 1L << 50, arena)).isInstanceOf(InputException.class)
+                    .hasMessageContaining("fdkvc.weights=copied").hasMessageContaining("1073741824 MiB");
+        }
+    }
+
     @Test
     void copiedModelGeneratesAsTheMappedOne() {
         try (LoadedModel a = GgufModelLoader.load(GgufFile.open(STORIES, WeightMemory.MAPPED));

@@ -295,6 +295,15 @@ public abstract class FloatTensor {
         throw new InputException("system property fdkvc.streams must be a whole number from 1 to 16, got '" + property + "'");
     }
 
+    /** A boolean system property's value: "true" or "false" (any case), {@code byDefault} when unset. */
+    static boolean flag(String name, String property, boolean byDefault) {
+        if (property == null) return byDefault;
+        String v = property.strip();
+        if (v.equalsIgnoreCase("true")) return true;
+        if (v.equalsIgnoreCase("false")) return false;
+        throw new InputException("system property " + name + " must be true or false, got '" + property + "'");
+    }
+
     /** {@link #streamedRow(int, int, int, int)} with {@link #STREAMS} streams. */
     static int streamedRow(int rowFrom, int rowTo, int i) {
         return streamedRow(rowFrom, rowTo, i, STREAMS);

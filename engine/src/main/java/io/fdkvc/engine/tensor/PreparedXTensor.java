@@ -57,20 +57,71 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
     /** Per-thread prepared x and lane sums (reused; grown on a thread's first larger call). */
     private static final class Scratch {
         float[] xp = new float[0], xs = new float[0];
+        /** One group's sums ({@link RowLanes#rows}); {@link #dot(int, float[], int)}'s result. */
+        final float[] group = new float[Simd.L], one = new float[1];
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
-    private Scratch prepared(float[] x, int xOff) {
+    /** This thread's scratch, large enough for this tensor's prepared x and sums. */
+    private Scratch scratch() {
         Scratch sc = SCRATCH.get();
         if (sc.xp.length < cols) sc.xp = new float[cols];
         if (sc.xs.length < sumsLength()) sc.xs = new float[sumsLength()];
+        return sc;
+    }
+
+    private Scratch prepared(float[] x, int xOff) {
+        Scratch sc = scratch();
         prepare(x, xOff, sc.xp, sc.xs);
         return sc;
     }
 
+    /** This type's {@link RowLanes} copy of the weights, or null for a type that has none. */
+    RowLanes rearranged() {
+        return null;
+    }
+
+    /** The rearranged copy, made on the first batch-of-one product ({@link #lanes()}). */
+    private volatile RowLanes lanes;
+
+    private RowLanes lanes() {
+        RowLanes l = lanes;
+        if (l == null) {
+            synchronized (this) {
+                l = lanes;
+                if (l == null) lanes = l = rearranged();
+            }
+        }
+        return l;
+    }
+
+    /**
+     * The batch-of-one product over [rowFrom, rowTo) on the type's {@link RowLanes}, rows past
+     * the last whole group by the row kernel; false, and nothing written, where there is none.
+     */
+    private boolean otherKernel(int rowFrom, int rowTo, float[] x, int xOff, float[] out, int outOff) {
+        if (!RowLanes.ENABLED || rows < RowLanes.G) return false;
+        RowLanes l = lanes();
+        if (l == null) return false;
+        Scratch sc = scratch();
+        int grouped = l.groupedRows();
+        if (rowFrom < grouped) {
+            l.prepare(x, xOff, sc.xp, sc.xs);
+            l.rows(rowFrom, Math.min(rowTo, grouped), sc.xp, sc.xs, out, outOff, sc.group);
+        }
+        if (rowTo > grouped) {
+            // the rows after the last whole group: the row kernel, on x prepared its way
+            prepare(x, xOff, sc.xp, sc.xs);
+            rows(Math.max(rowFrom, grouped), rowTo, sc.xp, sc.xs, out, outOff);
+        }
+        return true;
+    }
+
     @Override
     public final float dot(int row, float[] x, int xOff) {
+        float[] one = SCRATCH.get().one;
+        if (otherKernel(row, row + 1, x, xOff, one, -row)) return one[0];
         Scratch sc = prepared(x, xOff);
         return dot(row, sc.xp, sc.xs);
     }
@@ -82,6 +133,7 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
             super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
             return;
         }
+        if (otherKernel(rowFrom, rowTo, x, xOff, out, outOff)) return;
         Scratch sc = prepared(x, xOff);
         rows(rowFrom, rowTo, sc.xp, sc.xs, out, outOff);
     }

@@ -1,0 +1,177 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.B;
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.FLOAT_LE;
+import static io.fdkvc.engine.tensor.Simd.I;
+import static io.fdkvc.engine.tensor.Simd.INT_LE;
+import static io.fdkvc.engine.tensor.Simd.L;
+import static io.fdkvc.engine.tensor.Simd.LE;
+import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Q4_K's {@link RowLanes}. Per group g of L rows and super-block b, {@link #GROUP_BLOCK} bytes at
+ * {@code (g * blocks + b) * GROUP_BLOCK}: the L rows' d as floats, their dmin as floats, then per
+ * chunk c of 64 weights eight vectors of L ints (lane k of vector v is bytes 4v..4v+3 of row k's
+ * 128 nibble bytes) followed by the L rows' 6-bit scales of sub-blocks 2c and 2c + 1 as bytes and
+ * their mins: the order the kernel reads them in, one stream. Nibble n of byte m of
+ * that int is weight {@code weight(4v + m, n)} of the super-block ({@link MinKQuantTensor}'s
+ * layout), in sub-block {@code 2 (v / 8) + n}. As in {@link MinKQuantTensor}'s kernels the
+ * nibble is masked in place ({@code q * 2^8m}, exact in a float) and x carries {@code 2^-8m}.
+ * The copy takes 152 bytes per 144 of the file's (d and dmin widened to floats, the scales and
+ * mins to bytes).
+ */
+final class Q4_KRowLanes extends RowLanes {
+    static final int BLOCK = Q4_KTensor.BLOCK;
+    private static final int D = 0, DMIN = 4 * G, CHUNKS = 8 * G, CHUNK = 36 * G;
+    /** Bytes per group and super-block. */
+    static final int GROUP_BLOCK = CHUNKS + 4 * CHUNK;
+
+    /** Offset of int v of the nibbles within a group-block: chunk v / 8's eight ints, then its scales and mins. */
+    private static long quants(int v) {
+        return CHUNKS + (long) CHUNK * (v >> 3) + 4L * G * (v & 7);
+    }
+
+    /** Offset of sub-block j's L scales; its L mins follow two sub-blocks later ({@link #quants}). */
+    private static long scales(int j) {
+        return CHUNKS + (long) CHUNK * (j >> 1) + 32L * G + (long) G * (j & 1);
+    }
+
+    private final int cols;
+    private static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle FLOATS = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
+        super(seg, rows, cols);
+        this.cols = cols;
+    }
+
+    /** The whole groups of {@code t}'s rows, rearranged into memory of their own (an automatic arena). */
+    static Q4_KRowLanes of(SegmentTensor t) {
+        int rows = t.rows(), cols = t.cols(), groups = rows / G, blocks = cols / QK;
+        MemorySegment src = t.segment(), dst = Arena.ofAuto().allocate((long) groups * blocks * GROUP_BLOCK, 64);
+        long rowBytes = t.rowBytes();
+        // each group-block assembled in heap memory from its rows' super-blocks, then copied out
+        // whole: element by element between the mapped file and the copy it took seconds
+        byte[] inb = new byte[G * BLOCK], outb = new byte[GROUP_BLOCK];
+        MemorySegment in = MemorySegment.ofArray(inb), out = MemorySegment.ofArray(outb);
+        for (int g = 0; g < groups; g++) {
+            for (int b = 0; b < blocks; b++) {
+                for (int k = 0; k < G; k++) MemorySegment.copy(src, (long) (g * G + k) * rowBytes + (long) b * BLOCK, in, (long) k * BLOCK, BLOCK);
+                for (int k = 0; k < G; k++) rowBlock(inb, k * BLOCK, outb, k);
+                MemorySegment.copy(out, 0, dst, ((long) g * blocks + b) * GROUP_BLOCK, GROUP_BLOCK);
+            }
+        }
+        return new Q4_KRowLanes(dst, rows, cols);
+    }
+
+    /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block in dst. */
+    private static void rowBlock(byte[] src, int p, byte[] dst, int k) {
+        FLOATS.set(dst, D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)));
+        FLOATS.set(dst, DMIN + 4 * k, Float.float16ToFloat((short) ((src[p + 2] & 0xFF) | src[p + 3] << 8)));
+        int s0 = (int) INTS.get(src, p + 4), s1 = (int) INTS.get(src, p + 8), s2 = (int) INTS.get(src, p + 12);
+        long sc = (MinKQuantTensor.scalesLo(s0) & 0xFFFFFFFFL) | (long) MinKQuantTensor.scalesHi(s0, s2) << 32;
+        long mn = (MinKQuantTensor.minsLo(s1) & 0xFFFFFFFFL) | (long) MinKQuantTensor.minsHi(s1, s2) << 32;
+        for (int j = 0; j < 8; j++) {
+            dst[(int) scales(j) + k] = (byte) MinKQuantTensor.sub(sc, j);
+            dst[(int) scales(j) + 2 * G + k] = (byte) MinKQuantTensor.sub(mn, j);
+        }
+        for (int v = 0; v < 32; v++) INTS.set(dst, (int) quants(v) + 4 * k, (int) INTS.get(src, p + 16 + 4 * v));
+    }
+
+    /** Weight (within its super-block) of nibble n of nibble byte P: MinKQuantTensor's layout. */
+    private static int weight(int pos, int n) {
+        return 64 * (pos >> 5) + 32 * n + (pos & 31);
+    }
+
+    /** SOURCE[8v + 4n + m] = the weight of nibble n of byte m of int v: the order x is read in. */
+    private static final int[] SOURCE = new int[QK];
+    /** 2^-8m for entry 8v + 4n + m of {@link #SOURCE}, as a vector (L is a multiple of 4). */
+    private static final FloatVector BYTE_SCALE;
+    static {
+        for (int v = 0; v < 32; v++) {
+            for (int n = 0; n < 2; n++) {
+                for (int m = 0; m < 4; m++) SOURCE[8 * v + 4 * n + m] = weight(4 * v + m, n);
+            }
+        }
+        float[] s = new float[L];
+        for (int i = 0; i < L; i++) s[i] = PreparedXTensor.SCALE[i & 3];
+        BYTE_SCALE = FloatVector.fromArray(F, s, 0);
+    }
+
+    /**
+     * x[xOff ..] in the kernel's order, {@code xq[256b + 8v + 4n + m]} = the x of that weight times
+     * 2^-8m (exact, barring underflow below 2^-102), and {@code xs[8b + j]} the sum of x over
+     * sub-block j of super-block b (the mins' term).
+     */
+    @Override
+    void prepare(float[] x, int xOff, float[] xq, float[] xs) {
+        for (int b = 0; b < blocks; b++) {
+            int xb = xOff + b * QK;
+            for (int t = 0; t < QK; t += L) {
+                FloatVector.fromArray(F, x, xb, SOURCE, t).mul(BYTE_SCALE).intoArray(xq, b * QK + t);
+            }
+        }
+        Simd.groupSumsInto(x, xOff, cols, 32, xs, 0);
+    }
+
+    /**
+     * The L dot products of group g's rows with x prepared by {@link #prepare}, into
+     * {@code dst[dstOff ..]} (a vector store: returned, the vector would be boxed when C2 does
+     * not inline this method into its caller). Per super-block and
+     * 64 weights (chunk c: sub-blocks 2c and 2c + 1), eight accumulators, one per (nibble, byte),
+     * each a chain of eight FMAs; then scale times sum for each sub-block, and the mins' term,
+     * min_j times the sum of x over sub-block j; d and dmin once per super-block. The chunk loop
+     * and the vector loop stay loops in the bytecode: C2 unrolls them itself, and a body written
+     * out would pass its inlining budget (the vector helpers would then box).
+     */
+    @Override
+    void group(int g, float[] xq, float[] xs, float[] dst, int dstOff) {
+        MemorySegment s = seg;
+        FloatVector acc = FloatVector.zero(F);
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
+            for (int c = 0; c < 4; c++) {
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+                for (int v = 8 * c; v < 8 * c + 8; v++) {
+                    IntVector q = IntVector.fromMemorySegment(I, s, base + quants(v), LE);
+                    IntVector h = q.lanewise(VectorOperators.LSHR, 4);
+                    int xi = b * QK + 8 * v;
+                    a0 = ((FloatVector) q.and(0xF).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi]), a0);
+                    a1 = ((FloatVector) q.and(0xF00).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 1]), a1);
+                    a2 = ((FloatVector) q.and(0xF0000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 2]), a2);
+                    a3 = ((FloatVector) q.and(0xF000000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 3]), a3);
+                    a4 = ((FloatVector) h.and(0xF).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 4]), a4);
+                    a5 = ((FloatVector) h.and(0xF00).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 5]), a5);
+                    a6 = ((FloatVector) h.and(0xF0000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 6]), a6);
+                    a7 = ((FloatVector) h.and(0xF000000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 7]), a7);
+                }
+                FloatVector low = a0.add(a1).add(a2.add(a3)), high = a4.add(a5).add(a6.add(a7));
+                // the conversions written out, not in a helper: a call of it was not inlined
+                // ("callee uses too much stack") and boxed its vector
+                long sc = base + scales(2 * c), mn = sc + 2 * G;
+                FloatVector sLow = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector sHigh = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector mLow = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector mHigh = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                bs = sHigh.fma(high, sLow.fma(low, bs));
+                ms = mHigh.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c + 1]), mLow.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c]), ms));
+            }
+            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+            acc = d.fma(bs, acc).sub(dmin.mul(ms));
+        }
+        acc.intoArray(dst, dstOff);
+    }
+}

@@ -1,0 +1,180 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.B;
+import static io.fdkvc.engine.tensor.Simd.F;
+import static io.fdkvc.engine.tensor.Simd.FLOAT_LE;
+import static io.fdkvc.engine.tensor.Simd.I;
+import static io.fdkvc.engine.tensor.Simd.INT_LE;
+import static io.fdkvc.engine.tensor.Simd.L;
+import static io.fdkvc.engine.tensor.Simd.LE;
+import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Q6_K's {@link RowLanes}. The weights of a super-block are kept in their own order: weight
+ * {@code y = 8v + 4n + m} has its low four bits in nibble n of byte m of low-bits int v (v < 32)
+ * and its high two bits in int {@code v / 2} of the high bits, byte m, bits
+ * {@code 2 (2 (v % 2) + n)} and up. Per group g of L rows and super-block b,
+ * {@link #GROUP_BLOCK} bytes at {@code (g * blocks + b) * GROUP_BLOCK}: the L rows' d as floats,
+ * for each sub-block s of 16 weights the L rows' signed scales as bytes, then per sub-block s
+ * three vectors of L ints (lane k: row k), its high bits (int s) and its low bits (ints 2s and
+ * 2s + 1), in the order the kernel reads them: one stream, where low and high bits in two runs
+ * read as two streams ran at two thirds of the row kernel's speed from memory. A 6-bit value is masked in place, {@code q * 2^8m}, exact in a float, and x
+ * carries {@code 2^-8m}; the offset of 32 is one subtraction per sub-block of 32 times the sum of
+ * its x. The copy takes 212 bytes per 210 of the file's (d widened to a float).
+ */
+final class Q6_KRowLanes extends RowLanes {
+    static final int BLOCK = Q6_KTensor.BLOCK;
+    private static final int D = 0, QUADS = 4 * G, QUAD = 52 * G, SUB = 12 * G;
+
+    /** Offset of sub-block s's scales within a group-block; its ints follow its quad's four scales. */
+    private static long scales(int s) {
+        return QUADS + (long) QUAD * (s >> 2) + G * (s & 3);
+    }
+
+    private static long sub(int s) {
+        return QUADS + (long) QUAD * (s >> 2) + 4 * G + (long) SUB * (s & 3);
+    }
+    /** Bytes per group and super-block. */
+    static final int GROUP_BLOCK = 212 * G;
+
+    private final int cols;
+    private static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle FLOATS = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
+        super(seg, rows, cols);
+        this.cols = cols;
+    }
+
+    /** The whole groups of {@code t}'s rows, rearranged into memory of their own (an automatic arena). */
+    static Q6_KRowLanes of(SegmentTensor t) {
+        int rows = t.rows(), cols = t.cols(), groups = rows / G, blocks = cols / QK;
+        MemorySegment src = t.segment(), dst = Arena.ofAuto().allocate((long) groups * blocks * GROUP_BLOCK, 64);
+        long rowBytes = t.rowBytes();
+        int[] q = new int[QK];
+        // each group-block assembled in heap memory from its rows' super-blocks, then copied out
+        // whole: element by element between the mapped file and the copy it took seconds
+        byte[] inb = new byte[G * BLOCK], outb = new byte[GROUP_BLOCK];
+        MemorySegment in = MemorySegment.ofArray(inb), out = MemorySegment.ofArray(outb);
+        for (int g = 0; g < groups; g++) {
+            for (int b = 0; b < blocks; b++) {
+                for (int k = 0; k < G; k++) MemorySegment.copy(src, (long) (g * G + k) * rowBytes + (long) b * BLOCK, in, (long) k * BLOCK, BLOCK);
+                for (int k = 0; k < G; k++) rowBlock(inb, k * BLOCK, outb, k, q);
+                MemorySegment.copy(out, 0, dst, ((long) g * blocks + b) * GROUP_BLOCK, GROUP_BLOCK);
+            }
+        }
+        return new Q6_KRowLanes(dst, rows, cols);
+    }
+
+    /**
+     * Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block in
+     * dst, through q (256 ints of scratch).
+     */
+    private static void rowBlock(byte[] src, int p, byte[] dst, int k, int[] q) {
+        // the 6-bit values in weight order (Q6_KTensor's class comment)
+        for (int h = 0; h < 2; h++) {
+            int ql = p + 64 * h, qh = p + 128 + 32 * h;
+            for (int l = 0; l < 32; l++) {
+                int lo = src[ql + l] & 0xFF, lo32 = src[ql + l + 32] & 0xFF, hi = src[qh + l] & 0xFF;
+                q[128 * h + l] = (lo & 0xF) | (hi & 3) << 4;
+                q[128 * h + l + 32] = (lo32 & 0xF) | (hi >> 2 & 3) << 4;
+                q[128 * h + l + 64] = lo >> 4 | (hi >> 4 & 3) << 4;
+                q[128 * h + l + 96] = lo32 >> 4 | (hi >> 6 & 3) << 4;
+            }
+        }
+        FLOATS.set(dst, D + 4 * k, Float.float16ToFloat((short) ((src[p + 208] & 0xFF) | src[p + 209] << 8)));
+        for (int s = 0; s < 16; s++) dst[(int) scales(s) + k] = src[p + 192 + s];
+        for (int v = 0; v < 32; v++) {
+            int word = 0;
+            for (int m = 0; m < 4; m++) word |= ((q[8 * v + m] & 0xF) | (q[8 * v + 4 + m] & 0xF) << 4) << 8 * m;
+            INTS.set(dst, (int) sub(v / 2) + 4 * G * (1 + v % 2) + 4 * k, word);
+        }
+        for (int s = 0; s < 16; s++) {
+            int word = 0;
+            for (int m = 0; m < 4; m++) {
+                int y = 16 * s + m;
+                word |= (q[y] >> 4 | (q[y + 4] >> 4) << 2 | (q[y + 8] >> 4) << 4 | (q[y + 12] >> 4) << 6) << 8 * m;
+            }
+            INTS.set(dst, (int) sub(s) + 4 * k, word);
+        }
+    }
+
+    /** 2^-8m for entry 4n + m of a vector's eight weights, as a vector (L is a multiple of 4). */
+    private static final FloatVector BYTE_SCALE;
+    static {
+        float[] s = new float[L];
+        for (int i = 0; i < L; i++) s[i] = PreparedXTensor.SCALE[i & 3];
+        BYTE_SCALE = FloatVector.fromArray(F, s, 0);
+    }
+
+    /**
+     * x in weight order times 2^-8m ({@code xq[256b + y]}, y = 8v + 4n + m), and
+     * {@code xs[16b + s]} = 32 times the sum of x over sub-block s of super-block b (the offsets).
+     */
+    @Override
+    void prepare(float[] x, int xOff, float[] xq, float[] xs) {
+        for (int i = 0; i < cols; i += L) FloatVector.fromArray(F, x, xOff + i).mul(BYTE_SCALE).intoArray(xq, i);
+        Simd.groupSumsInto(x, xOff, cols, 16, xs, 0);
+        for (int i = 0, n = cols / 16; i < n; i++) xs[i] *= 32f;
+    }
+
+    /**
+     * Group g's L dot products, to {@code dst[dstOff ..]}: per sub-block four accumulators (one per
+     * byte), each a chain of four FMAs over the sub-block's two low-bits ints and two nibbles;
+     * their sum less 32 times the sum of x, times the L scales; d once per super-block. Written
+     * as one method with loops: see {@link Q4_KRowLanes#group}.
+     */
+    @Override
+    void group(int g, float[] xq, float[] xs, float[] dst, int dstOff) {
+        MemorySegment s = seg;
+        FloatVector acc = FloatVector.zero(F);
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            FloatVector bs = FloatVector.zero(F);
+            for (int sb = 0; sb < 16; sb++) {
+                long sub = base + sub(sb);
+                IntVector qh = IntVector.fromMemorySegment(I, s, sub, LE);
+                IntVector q0 = IntVector.fromMemorySegment(I, s, sub + 4 * G, LE);
+                IntVector q1 = IntVector.fromMemorySegment(I, s, sub + 8 * G, LE);
+                int xi = b * QK + 16 * sb;
+                // the four (int, nibble) pairs: high bits at bits 0, 2, 4, 6 of each byte, brought to 4-5
+                IntVector w0 = q0.and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30303030));
+                IntVector w1 = q0.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30303030));
+                IntVector w2 = q1.and(0x0F0F0F0F).or(qh.and(0x30303030));
+                IntVector w3 = q1.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30303030));
+                FloatVector a0 = ((FloatVector) w0.and(0x3F).convert(VectorOperators.I2F, 0)).mul(FloatVector.broadcast(F, xq[xi]));
+                FloatVector a1 = ((FloatVector) w0.and(0x3F00).convert(VectorOperators.I2F, 0)).mul(FloatVector.broadcast(F, xq[xi + 1]));
+                FloatVector a2 = ((FloatVector) w0.and(0x3F0000).convert(VectorOperators.I2F, 0)).mul(FloatVector.broadcast(F, xq[xi + 2]));
+                FloatVector a3 = ((FloatVector) w0.and(0x3F000000).convert(VectorOperators.I2F, 0)).mul(FloatVector.broadcast(F, xq[xi + 3]));
+                a0 = ((FloatVector) w1.and(0x3F).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 4]), a0);
+                a1 = ((FloatVector) w1.and(0x3F00).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 5]), a1);
+                a2 = ((FloatVector) w1.and(0x3F0000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 6]), a2);
+                a3 = ((FloatVector) w1.and(0x3F000000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 7]), a3);
+                a0 = ((FloatVector) w2.and(0x3F).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 8]), a0);
+                a1 = ((FloatVector) w2.and(0x3F00).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 9]), a1);
+                a2 = ((FloatVector) w2.and(0x3F0000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 10]), a2);
+                a3 = ((FloatVector) w2.and(0x3F000000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 11]), a3);
+                a0 = ((FloatVector) w3.and(0x3F).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 12]), a0);
+                a1 = ((FloatVector) w3.and(0x3F00).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 13]), a1);
+                a2 = ((FloatVector) w3.and(0x3F0000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 14]), a2);
+                a3 = ((FloatVector) w3.and(0x3F000000).convert(VectorOperators.I2F, 0)).fma(FloatVector.broadcast(F, xq[xi + 15]), a3);
+                FloatVector sum = a0.add(a1).add(a2.add(a3)).sub(xs[16 * b + sb]);
+                FloatVector scale = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, base + scales(sb), LE).convertShape(VectorOperators.B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                bs = scale.fma(sum, bs);
+            }
+            acc = FloatVector.fromMemorySegment(F, s, base + D, LE).fma(bs, acc);
+        }
+        acc.intoArray(dst, dstOff);
+    }
+}

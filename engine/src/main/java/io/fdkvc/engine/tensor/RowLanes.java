@@ -1,0 +1,75 @@
+package io.fdkvc.engine.tensor;
+
+import static io.fdkvc.engine.tensor.Simd.B;
+import static io.fdkvc.engine.tensor.Simd.L;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A k-quant matrix's weights rearranged for the batch-of-one product: groups of {@link Simd#L}
+ * consecutive rows, one row per vector lane, so that one vector of products holds L rows' sums
+ * and each x is broadcast once for L rows. The row kernels ({@link Q4_KTensor}, {@link
+ * Q6_KTensor}) load x as a whole vector per L weights of one row: 1 KiB of x per super-block of
+ * 144 or 210 weight bytes, whose loads on the AMD EPYC Zen 5 kept the weights' reads from memory
+ * from overlapping with the arithmetic, and at 8192 columns (32 KiB of x a row) left too little
+ * of L1 for the weights. Here an x is a 4-byte broadcast shared by L rows, the super-blocks'
+ * headers are read L at a time, and each group's L sums leave in one vector store, with no fold
+ * per row. llama.cpp's CPU backend does the like (Q4_K rows repacked eight at a time for its
+ * integer kernels, into a copy of the weights it makes at load).
+ *
+ * <p>The copy is made on a tensor's first batch-of-one product, into memory of its own that is
+ * freed when the tensor is no longer reachable; rows after the last whole group stay with the
+ * row kernel. A group's sums are the same float products as the row kernel's, added in another
+ * order: they differ from its results in the last bits, and do not depend on how the rows are
+ * split over threads (a group is always summed whole, by each thread whose range it overlaps).
+ */
+abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
+    /** Rows per group: one per float lane. */
+    static final int G = L;
+    static final int QK = 256;
+
+    /**
+     * Whether batch-of-one products of the types that have a rearranged form run on it: where the
+     * vectors suit it (8 or 16 float lanes, a byte load of L bytes), unless
+     * {@code fdkvc.rowLanes=false}.
+     */
+    static final boolean ENABLED = L >= 8 && B.length() == L
+            && FloatTensor.flag("fdkvc.rowLanes", System.getProperty("fdkvc.rowLanes"), true);
+
+    final MemorySegment seg;
+    final int groups, blocks;
+
+    RowLanes(MemorySegment seg, int rows, int cols) {
+        this.seg = seg;
+        this.groups = rows / G;
+        this.blocks = cols / QK;
+    }
+
+    /** Rows in whole groups. */
+    final int groupedRows() {
+        return groups * G;
+    }
+
+    /** x[xOff ..] in the kernel's order to xq, and the sums its kernel reads to xs. */
+    abstract void prepare(float[] x, int xOff, float[] xq, float[] xs);
+
+    /** The L dot products of group g's rows with x prepared by {@link #prepare}, to dst[dstOff ..]. */
+    abstract void group(int g, float[] xq, float[] xs, float[] dst, int dstOff);
+
+    /**
+     * out[outOff + r] for the rows r in [from, to) that lie in whole groups: each group that
+     * overlaps the range is summed whole and only its rows in range are written.
+     */
+    final void rows(int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
+        int g0 = from / G, g1 = Math.min(groups, (to + G - 1) / G);
+        for (int g = g0; g < g1; g++) {
+            int r0 = g * G;
+            if (r0 >= from && r0 + G <= to) {
+                group(g, xq, xs, out, outOff + r0);
+            } else {
+                group(g, xq, xs, group, 0);
+                for (int r = Math.max(from, r0), e = Math.min(to, r0 + G); r < e; r++) out[outOff + r] = group[r - r0];
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.fdkvc.engine.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fdkvc.core.InputException;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.assertj.core.data.Offset;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The batch-of-one products of Q4_K and Q6_K on their {@link RowLanes} copies (groups of L rows,
+ * one per lane): against hand-computed dots, against the independent scalar decoder
+ * ({@link Reference}) summed in double, and for the same bits whatever the split of the rows over
+ * calls. With fewer than 8 float lanes the row kernel runs instead and the same assertions hold.
+ */
+class RowLanesTest {
+    private static final int L = Simd.L;
+
+    @Test
+    void theRearrangedKernelsRunWhereTheVectorsSuitThem() {
+        assertThat(RowLanes.ENABLED).isEqualTo(L >= 8 && System.getProperty("fdkvc.rowLanes") == null);
+    }
+
+    /**
+     * One group and one row after it, 256 columns, x all ones. Row k: d = 0.5, dmin = 0.25, the
+     * scale of sub-block j is j + 1, every min 1, every nibble k % 16, so its dot is
+     * sum over j of 32 (0.5 (j + 1) q - 0.25) = 32 (18 q - 2) = 576 q - 64.
+     */
+    @Test
+    void q4kRowsByHand() {
+        int rows = L + 1;
+        byte[] b = new byte[rows * 144];
+        for (int k = 0; k < rows; k++) {
+            int p = k * 144;
+            b[p] = 0x00;
+            b[p + 1] = 0x38;    // f16 0.5
+            b[p + 2] = 0x00;
+            b[p + 3] = 0x34;    // f16 0.25
+            for (int j = 0; j < 4; j++) {
+                b[p + 4 + j] = (byte) (j + 1);               // scales 1-4
+                b[p + 8 + j] = 1;                            // mins 1
+                b[p + 12 + j] = (byte) ((j + 5) | 1 << 4);   // scales 5-8 (low nibble), mins 1 (high)
+            }
+            int q = k % 16;
+            for (int i = 0; i < 128; i++) b[p + 16 + i] = (byte) (q | q << 4);
+        }
+        float[] out = product(GgmlType.Q4_K, b, rows, 256, ones(256));
+        for (int k = 0; k < rows; k++) assertThat(out[k]).as("row %d", k).isEqualTo(576f * (k % 16) - 64f);
+    }
+
+    /**
+     * One group and one row after it, 256 columns, x all ones. Row k: d = 0.5, every scale 1,
+     * the 6-bit value of weight y is k % 64 for even y and 32 for odd y, so its dot is
+     * 0.5 (128 (k % 64) + 128 * 32 - 256 * 32) = 64 (k % 64) - 2048. The bits are placed as
+     * ggml's layout has them (Q6_KTensor's class comment).
+     */
+    @Test
+    void q6kRowsByHand() {
+        int rows = L + 1;
+        byte[] b = new byte[rows * 210];
+        for (int k = 0; k < rows; k++) {
+            int p = k * 210;
+            int[] q = new int[256];
+            for (int y = 0; y < 256; y++) q[y] = y % 2 == 0 ? k % 64 : 32;
+            for (int h = 0; h < 2; h++) {
+                for (int l = 0; l < 32; l++) {
+                    int y = 128 * h + l;
+                    b[p + 64 * h + l] = (byte) ((q[y] & 15) | (q[y + 64] & 15) << 4);
+                    b[p + 64 * h + l + 32] = (byte) ((q[y + 32] & 15) | (q[y + 96] & 15) << 4);
+                    b[p + 128 + 32 * h + l] = (byte) (q[y] >> 4 | (q[y + 32] >> 4) << 2 | (q[y + 64] >> 4) << 4 | (q[y + 96] >> 4) << 6);
+                }
+            }
+            for (int s = 0; s < 16; s++) b[p + 192 + s] = 1;
+            b[p + 208] = 0x00;
+            b[p + 209] = 0x38;   // f16 0.5
+        }
+        float[] out = product(GgmlType.Q6_K, b, rows, 256, ones(256));
+        for (int k = 0; k < rows; k++) assertThat(out[k]).as("row %d", k).isEqualTo(64f * (k % 64) - 2048f);
+    }
+
+    /**
+     * Random rows (three groups and five more) against the scalar decoder's rows dotted with x in
+     * double: the same float products as the row kernel's, summed in another order, within a few
+     * float ulps of the sum of |w x|.
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K"})
+    void everyRowIsItsDotWithX(GgmlType type) {
+        Random r = new Random(type.ordinal() * 7 + 1);
+        int rows = 3 * L + 5, blocks = 3, cols = 256 * blocks;
+        byte[] bytes = Reference.randomRows(type, r, rows, blocks);
+        float[] x = new float[cols];
+        for (int i = 0; i < cols; i++) x[i] = (float) r.nextGaussian();
+        float[] out = product(type, bytes, rows, cols, x);
+        for (int row = 0; row < rows; row++) {
+            float[] w = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
+            double exact = 0, mag = 0;
+            for (int i = 0; i < cols; i++) {
+                exact += (double) w[i] * x[i];
+                mag += Math.abs((double) w[i] * x[i]);
+            }
+            assertThat((double) out[row]).as("%s row %d", type, row).isCloseTo(exact, Offset.offset(4 * cols * Math.ulp((float) mag) + 1e-30));
+        }
+    }
+
+    /**
+     * A group split between two calls (two threads' row ranges) is summed whole by each: every
+     * row gets the same bits whatever the split, as {@link FloatTensor#dot} gives it.
+     */
+    @Property(tries = 60)
+    void theSplitOfTheRowsDoesNotChangeABit(@ForAll boolean q6k, @ForAll @IntRange(min = 0, max = 1000) int cutA,
+                                            @ForAll @IntRange(min = 0, max = 1000) int cutB, @ForAll long seed) {
+        GgmlType type = q6k ? GgmlType.Q6_K : GgmlType.Q4_K;
+        Random r = new Random(seed);
+        int rows = 2 * L + 3, cols = 512;
+        byte[] bytes = Reference.randomRows(type, r, rows, 2);
+        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+        float[] x = new float[cols + 3];
+        for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+        float[] whole = new float[rows + 2], split = new float[rows + 2];
+        t.matmul(0, rows, x, 3, cols, 1, whole, 2, rows);
+        int a = Math.min(cutA, cutB) % (rows + 1), b = Math.max(a, Math.max(cutA, cutB) % (rows + 1));
+        t.matmul(0, a, x, 3, cols, 1, split, 2, rows);
+        t.matmul(a, b, x, 3, cols, 1, split, 2, rows);
+        t.matmul(b, rows, x, 3, cols, 1, split, 2, rows);
+        for (int row = 0; row < rows; row++) {
+            assertThat(Float.floatToRawIntBits(split[2 + row])).as("%s row %d, split at %d and %d", type, row, a, b)
+                    .isEqualTo(Float.floatToRawIntBits(whole[2 + row]));
+            assertThat(Float.floatToRawIntBits(t.dot(row, x, 3))).as("dot of row %d", row).isEqualTo(Float.floatToRawIntBits(whole[2 + row]));
+        }
+        assertThat(whole[0]).isZero();
+        assertThat(whole[1]).isZero();
+    }
+
+    @Test
+    void aSwitchThatIsNeitherTrueNorFalseIsRefusedByName() {
+        assertThat(FloatTensor.flag("fdkvc.rowLanes", null, true)).isTrue();
+        assertThat(FloatTensor.flag("fdkvc.rowLanes", " FALSE ", true)).isFalse();
+        assertThatThrownBy(() -> FloatTensor.flag("fdkvc.rowLanes", "yes", true))
+                .isInstanceOf(InputException.class).hasMessageContaining("fdkvc.rowLanes").hasMessageContaining("'yes'");
+    }
+
+    private static float[] product(GgmlType type, byte[] bytes, int rows, int cols, float[] x) {
+        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+        float[] out = new float[rows];
+        t.matmul(0, rows, x, 0, cols, 1, out, 0, rows);
+        return out;
+    }
+
+    private static float[] ones(int n) {
+        float[] x = new float[n];
+        java.util.Arrays.fill(x, 1f);
+        return x;
+    }
+}

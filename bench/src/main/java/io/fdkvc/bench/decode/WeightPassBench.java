@@ -20,7 +20,8 @@ import java.util.Random;
  * conversation's decode; 2-8: continuous batching's kernels; 64: a prefill chunk). The whole set
  * of weights is far larger than the caches, so this measures how fast the products stream their
  * weights from memory, which a benchmark on one matrix (kernels.DotBench) does not.
- * Prints GMAC/s at the 10th, 50th and 90th percentile of PASSES passes after PASSES/3 warm-up ones.
+ * Prints GMAC/s at the 10th, 50th and 90th percentile of PASSES passes after PASSES/3 warm-up ones,
+ * then each kind of matrix's mean time per pass (q, k, v, o, gate, up, down, the classifier).
  *   scripts/run-bench decode.WeightPassBench smollm2-135m 1 Q8_0 150
  *   scripts/run-bench decode.WeightPassBench llama-3.2-1b-Q4_K_M.gguf 1 - 30 2
  * args: a synthetic shape or a .gguf file (TYPE then "-": the file's own types), batch rows
@@ -57,6 +58,9 @@ public final class WeightPassBench {
         }
     }
 
+    /** The matrices of a layer, in the forward pass's order, and the classifier. */
+    private static final String[] KINDS = {"q", "k", "v", "o", "gate", "up", "down", "output"};
+
     static void run(String shape, String type, LoadedModel m, int batch, int passes, int threads) {
         Parallel.setThreads(threads);
         var w = m.weights();
@@ -66,6 +70,10 @@ public final class WeightPassBench {
             ts.addAll(List.of(w.wq()[l], w.wk()[l], w.wv()[l], w.wo()[l], w.wGate()[l], w.wUp()[l], w.wDown()[l]));
         }
         ts.add(w.output());
+        // each matrix's kind (KINDS), for the time per kind after the percentiles
+        int[] kind = new int[ts.size()];
+        for (int i = 0; i < kind.length; i++) kind[i] = i == kind.length - 1 ? 7 : i % 7;
+        long[] kindNanos = new long[KINDS.length], kindMacs = new long[KINDS.length];
         int widest = Math.max(c.dim(), c.hiddenDim());
         float[] x = new float[widest * batch];
         Random r = new Random(1);
@@ -75,15 +83,26 @@ public final class WeightPassBench {
         for (FloatTensor t : ts) macs += (long) t.rows() * t.cols();
         double[] g = new double[passes];
         for (int p = -passes / 3; p < passes; p++) {
-            long t0 = System.nanoTime();
-            for (FloatTensor t : ts) {
+            long t0 = System.nanoTime(), dt = 0;
+            for (int i = 0; i < kind.length; i++) {
+                FloatTensor t = ts.get(i);
                 Parallel.forRange(t.rows(), (from, to) -> t.matmul(from, to, x, 0, t.cols(), batch, out, 0, t.rows()));
+                long t1 = System.nanoTime();
+                if (p >= 0) {
+                    kindNanos[kind[i]] += t1 - t0;
+                    kindMacs[kind[i]] += (long) t.rows() * t.cols();
+                }
+                dt += t1 - t0;
+                t0 = t1;
             }
-            long dt = System.nanoTime() - t0;
             if (p >= 0) g[p] = (double) batch * macs / dt;
         }
         Arrays.sort(g);
         System.out.printf("%s %s batch %d, %d thread(s): %.1f M weights; GMAC/s p10 %.2f, median %.2f, p90 %.2f%n", shape, type, batch,
                 threads, macs / 1e6, g[passes / 10], g[passes / 2], g[passes * 9 / 10]);
+        StringBuilder kinds = new StringBuilder("per pass, mean ms (GMAC/s):");
+        for (int k = 0; k < KINDS.length; k++)
+            kinds.append(String.format(" %s %.2f (%.1f)", KINDS[k], kindNanos[k] / 1e6 / passes, (double) batch * kindMacs[k] / kindNanos[k]));
+        System.out.println(kinds);
     }
 }

@@ -1,13 +1,10 @@
 package io.fdkvc.engine.gguf;
 
 import io.fdkvc.core.InputException;
+import io.fdkvc.engine.tensor.AnonymousMemory;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.Locale;
@@ -52,12 +49,18 @@ public enum WeightMemory {
     }
 
     /**
-     * {@code n > 0} bytes of ch from offset 0 in new memory that {@code arena} frees: anonymous
-     * and page-aligned, in base pages, where the platform has {@code mmap} and {@code madvise}
-     * (Linux), else the arena's own allocation. Read only.
+     * {@code n > 0} bytes of ch from offset 0 in new memory that {@code arena} frees
+     * ({@link AnonymousMemory}). Read only.
      */
     static MemorySegment copy(FileChannel ch, long n, Arena arena) throws IOException {
-        MemorySegment seg = Anonymous.allocate(n, arena);
+        MemorySegment seg = AnonymousMemory.allocate(n, arena, false);
+        // the system will not give the file's size in private memory (ENOMEM: more than memory
+        // and swap, or the address space). The user's choice of placement cannot be met here,
+        // which the mapped default would be: bad input, naming the property
+        if (seg == null) {
+            throw new InputException("system property fdkvc.weights=copied: the system refused " + n + " bytes (" + (n >> 20)
+                    + " MiB) of private memory for the model's weights; use fdkvc.weights=mapped (the default), which needs none");
+        }
         // FileChannel reads at most 2 GiB a call: fill the segment one slice of 1 GiB at a time
         for (long off = 0; off < n; ) {
             long len = Math.min(1L << 30, n - off);
@@ -68,65 +71,5 @@ public enum WeightMemory {
             off += len;
         }
         return seg.asReadOnly();
-    }
-
-    /** mmap / madvise / munmap through the FFM linker, where libc has them. */
-    private static final class Anonymous {
-        private static final int PROT_READ_WRITE = 0x1 | 0x2, MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20, MADV_NOHUGEPAGE = 15;
-        private static final MethodHandle MMAP, MADVISE, MUNMAP;
-
-        static {
-            MethodHandle mmap = null, madvise = null, munmap = null;
-            if (System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
-                Linker linker = Linker.nativeLinker();
-                var libc = linker.defaultLookup();
-                var mm = libc.find("mmap");
-                var ma = libc.find("madvise");
-                var mu = libc.find("munmap");
-                if (mm.isPresent() && ma.isPresent() && mu.isPresent()) {
-                    mmap = linker.downcallHandle(mm.get(), FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
-                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
-                    madvise = linker.downcallHandle(ma.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
-                    munmap = linker.downcallHandle(mu.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-                }
-            }
-            MMAP = mmap;
-            MADVISE = madvise;
-            MUNMAP = munmap;
-        }
-
-        static MemorySegment allocate(long n, Arena arena) {
-            if (MMAP == null) return arena.allocate(n, 4096);
-            MemorySegment raw;
-            try {
-                raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, n, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
-            } catch (Throwable t) {
-                throw new IllegalStateException("mmap of " + n + " bytes failed", t);
-            }
-            // MAP_FAILED: the system will not give the file's size in private memory (ENOMEM: more
-            // than memory and swap, or the address space). The user's choice of placement cannot
-            // be met here, which the mapped default would be: bad input, naming the property
-            if (raw.address() == -1L) {
-                throw new InputException("system property fdkvc.weights=copied: the system refused " + n + " bytes (" + (n >> 20)
-                        + " MiB) of private memory for the model's weights; use fdkvc.weights=mapped (the default), which needs none");
-            }
-            MemorySegment seg = raw.reinterpret(n, arena, s -> unmap(s, n));
-            try {
-                // advice only: a kernel without transparent huge pages refuses it, and the
-                // memory is in base pages anyway
-                int ignored = (int) MADVISE.invokeExact(seg, n, MADV_NOHUGEPAGE);
-            } catch (Throwable t) {
-                throw new IllegalStateException("madvise failed", t);
-            }
-            return seg;
-        }
-
-        private static void unmap(MemorySegment s, long len) {
-            try {
-                int ignored = (int) MUNMAP.invokeExact(s, len);
-            } catch (Throwable t) {
-                throw new IllegalStateException("munmap failed", t);
-            }
-        }
     }
 }

@@ -42,7 +42,8 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
      * the Llama-3.2-1B Q4_K_M file's weights (Q4_K and Q6_K) at two threads, from private memory,
      * ran at 30.4-30.9 GMAC/s with one stream against 28.1-28.4 with two, alternating; its decode
      * end to end at 1.04-1.21x mapped and 1.02-1.09x copied, SmolLM2-135M Q4_K_M's at 1.03-1.20x
-     * (docs/benchmarks.md). {@code fdkvc.streams}, when set, overrides it.
+     * (docs/benchmarks.md). Q4_K and Q6_K now take {@link RowLanes} instead where it is enabled,
+     * which reads its groups in order. {@code fdkvc.streams}, when set, overrides it.
      */
     static final int ROW_STREAMS = streams(System.getProperty("fdkvc.streams"), 1);
 
@@ -77,23 +78,31 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
         return sc;
     }
 
-    /** This type's {@link RowLanes} copy of the weights, or null for a type that has none. */
+    /** This type's {@link RowLanes} copy of the weights; null for a type that has none, or when the system refuses its memory. */
     RowLanes rearranged() {
         return null;
     }
 
     /** The rearranged copy, made on the first batch-of-one product ({@link #lanes()}). */
     private volatile RowLanes lanes;
+    /** Whether the system refused the copy's memory: the row kernel serves this tensor. */
+    private volatile boolean refused;
 
     private RowLanes lanes() {
         RowLanes l = lanes;
-        if (l == null) {
-            synchronized (this) {
-                l = lanes;
-                if (l == null) lanes = l = rearranged();
+        if (l != null || refused) return l;
+        synchronized (this) {
+            if (lanes == null && !refused) {
+                lanes = rearranged();
+                if (lanes == null) {
+                    refused = true;
+                    System.getLogger("io.fdkvc.engine").log(System.Logger.Level.WARNING, "the system refused memory for a " + rows + " x "
+                            + cols + " " + type() + " matrix's rearranged copy: its decode products run on the row kernel (slower; "
+                            + "-Dfdkvc.rowLanes=false makes no copies)");
+                }
             }
+            return lanes;
         }
-        return l;
     }
 
     /**

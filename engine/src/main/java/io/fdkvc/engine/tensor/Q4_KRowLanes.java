@@ -9,7 +9,6 @@ import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
 import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
@@ -57,10 +56,11 @@ final class Q4_KRowLanes extends RowLanes {
         this.cols = cols;
     }
 
-    /** The whole groups of {@code t}'s rows, rearranged into memory of their own (an automatic arena). */
+    /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
     static Q4_KRowLanes of(SegmentTensor t) {
         int rows = t.rows(), cols = t.cols(), groups = rows / G, blocks = cols / QK;
-        MemorySegment src = t.segment(), dst = Arena.ofAuto().allocate((long) groups * blocks * GROUP_BLOCK, 64);
+        MemorySegment src = t.segment(), dst = memory((long) groups * blocks * GROUP_BLOCK);
+        if (dst == null) return null;
         long rowBytes = t.rowBytes();
         // each group-block assembled in heap memory from its rows' super-blocks, then copied out
         // whole: element by element between the mapped file and the copy it took seconds

@@ -3,6 +3,7 @@ package io.fdkvc.engine.tensor;
 import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.L;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -19,7 +20,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The copy is made on a tensor's first batch-of-one product, into memory of its own that is
  * freed when the tensor is no longer reachable; rows after the last whole group stay with the
- * row kernel. A group's sums are the same float products as the row kernel's, added in another
+ * row kernel, and so does a tensor whose copy the system refuses (a warning says so, once per
+ * tensor). A group's sums are the same float products as the row kernel's, added in another
  * order: they differ from its results in the last bits, and do not depend on how the rows are
  * split over threads (a group is always summed whole, by each thread whose range it overlaps).
  */
@@ -43,6 +45,18 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
         this.seg = seg;
         this.groups = rows / G;
         this.blocks = cols / QK;
+    }
+
+    /**
+     * {@code n} bytes of private memory, made in the call and freed once the copy is unreachable
+     * ({@link AnonymousMemory}); null when the system refuses them.
+     */
+    static MemorySegment memory(long n) {
+        try {
+            return AnonymousMemory.allocate(n, Arena.ofAuto(), true);
+        } catch (OutOfMemoryError e) {
+            return null;   // a platform without mmap: the arena's allocation failed
+        }
     }
 
     /** Rows in whole groups. */

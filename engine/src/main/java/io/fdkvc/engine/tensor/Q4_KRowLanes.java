@@ -2,18 +2,11 @@ package io.fdkvc.engine.tensor;
 
 import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.F;
-import static io.fdkvc.engine.tensor.Simd.FLOAT_LE;
 import static io.fdkvc.engine.tensor.Simd.I;
-import static io.fdkvc.engine.tensor.Simd.INT_LE;
 import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
-import static io.fdkvc.engine.tensor.Simd.SHORT_LE;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -47,33 +40,14 @@ final class Q4_KRowLanes extends RowLanes {
         return CHUNKS + (long) CHUNK * (j >> 1) + 32L * G + (long) G * (j & 1);
     }
 
-    private final int cols;
-    private static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final VarHandle FLOATS = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
-
     private Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
         super(seg, rows, cols);
-        this.cols = cols;
     }
 
     /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
     static Q4_KRowLanes of(SegmentTensor t) {
-        int rows = t.rows(), cols = t.cols(), groups = rows / G, blocks = cols / QK;
-        MemorySegment src = t.segment(), dst = memory((long) groups * blocks * GROUP_BLOCK);
-        if (dst == null) return null;
-        long rowBytes = t.rowBytes();
-        // each group-block assembled in heap memory from its rows' super-blocks, then copied out
-        // whole: element by element between the mapped file and the copy it took seconds
-        byte[] inb = new byte[G * BLOCK], outb = new byte[GROUP_BLOCK];
-        MemorySegment in = MemorySegment.ofArray(inb), out = MemorySegment.ofArray(outb);
-        for (int g = 0; g < groups; g++) {
-            for (int b = 0; b < blocks; b++) {
-                for (int k = 0; k < G; k++) MemorySegment.copy(src, (long) (g * G + k) * rowBytes + (long) b * BLOCK, in, (long) k * BLOCK, BLOCK);
-                for (int k = 0; k < G; k++) rowBlock(inb, k * BLOCK, outb, k);
-                MemorySegment.copy(out, 0, dst, ((long) g * blocks + b) * GROUP_BLOCK, GROUP_BLOCK);
-            }
-        }
-        return new Q4_KRowLanes(dst, rows, cols);
+        MemorySegment dst = rearrange(t, BLOCK, GROUP_BLOCK, Q4_KRowLanes::rowBlock);
+        return dst == null ? null : new Q4_KRowLanes(dst, t.rows(), t.cols());
     }
 
     /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block in dst. */
@@ -97,17 +71,12 @@ final class Q4_KRowLanes extends RowLanes {
 
     /** SOURCE[8v + 4n + m] = the weight of nibble n of byte m of int v: the order x is read in. */
     private static final int[] SOURCE = new int[QK];
-    /** 2^-8m for entry 8v + 4n + m of {@link #SOURCE}, as a vector (L is a multiple of 4). */
-    private static final FloatVector BYTE_SCALE;
     static {
         for (int v = 0; v < 32; v++) {
             for (int n = 0; n < 2; n++) {
                 for (int m = 0; m < 4; m++) SOURCE[8 * v + 4 * n + m] = weight(4 * v + m, n);
             }
         }
-        float[] s = new float[L];
-        for (int i = 0; i < L; i++) s[i] = PreparedXTensor.SCALE[i & 3];
-        BYTE_SCALE = FloatVector.fromArray(F, s, 0);
     }
 
     /**

@@ -5,6 +5,10 @@ import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
 
 /**
  * A k-quant matrix's weights rearranged for the batch-of-one product: groups of {@link Simd#L}
@@ -38,13 +42,60 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
     static final boolean ENABLED = L >= 8 && B.length() == L
             && FloatTensor.flag("fdkvc.rowLanes", System.getProperty("fdkvc.rowLanes"), true);
 
+    /** Little-endian ints and floats in a byte array: the group-blocks' assembly ({@link #rearrange}). */
+    static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    static final VarHandle FLOATS = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
+
+    /**
+     * 2^-8m for entry 8v + 4n + m of a super-block's x in both layouts' order (byte m of int v,
+     * nibble n), as a vector (L is a multiple of 4): x carries the factor that masking byte m in
+     * place puts on its weight.
+     */
+    static final FloatVector BYTE_SCALE;
+    static {
+        float[] s = new float[L];
+        for (int i = 0; i < L; i++) s[i] = PreparedXTensor.SCALE[i & 3];
+        BYTE_SCALE = FloatVector.fromArray(Simd.F, s, 0);
+    }
+
     final MemorySegment seg;
-    final int groups, blocks;
+    final int cols, groups, blocks;
 
     RowLanes(MemorySegment seg, int rows, int cols) {
         this.seg = seg;
+        this.cols = cols;
         this.groups = rows / G;
         this.blocks = cols / QK;
+    }
+
+    /** One row's super-block, {@code src[p ..]} in the file's layout, into lane k of a group-block, dst. */
+    @FunctionalInterface
+    interface RowBlock {
+        void rearrange(byte[] src, int p, byte[] dst, int k);
+    }
+
+    /**
+     * The whole groups of {@code t}'s rows in the layout {@code rowBlock} writes, {@code groupBlock}
+     * bytes per group and super-block of {@code block} bytes, in memory of their own ({@link
+     * #memory}); null when the system refuses it. Each group-block is assembled in heap memory
+     * from its rows' super-blocks and copied out whole: element by element between the mapped
+     * file and the copy, the 1B Q4_K_M file's took seconds more.
+     */
+    static MemorySegment rearrange(SegmentTensor t, int block, int groupBlock, RowBlock rowBlock) {
+        int groups = t.rows() / G, blocks = t.cols() / QK;
+        MemorySegment src = t.segment(), dst = memory((long) groups * blocks * groupBlock);
+        if (dst == null) return null;
+        long rowBytes = t.rowBytes();
+        byte[] inb = new byte[G * block], outb = new byte[groupBlock];
+        MemorySegment in = MemorySegment.ofArray(inb), out = MemorySegment.ofArray(outb);
+        for (int g = 0; g < groups; g++) {
+            for (int b = 0; b < blocks; b++) {
+                for (int k = 0; k < G; k++) MemorySegment.copy(src, (long) (g * G + k) * rowBytes + (long) b * block, in, (long) k * block, block);
+                for (int k = 0; k < G; k++) rowBlock.rearrange(inb, k * block, outb, k);
+                MemorySegment.copy(out, 0, dst, ((long) g * blocks + b) * groupBlock, groupBlock);
+            }
+        }
+        return dst;
     }
 
     /**

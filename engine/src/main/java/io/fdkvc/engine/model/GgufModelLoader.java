@@ -39,6 +39,7 @@ public final class GgufModelLoader {
         // with the file's add_bos_token / add_space_prefix, so that every user of the model tokenises alike
         Vocabulary vocab = io.fdkvc.engine.tokenizer.GgufVocabulary.withFlags(r.vocabulary(config.vocabSize()), f);
         LlamaWeights weights = r.weights(config);
+        weights.prepareDecode();
         return new LoadedModel(config, weights, vocab, f);
     }
 

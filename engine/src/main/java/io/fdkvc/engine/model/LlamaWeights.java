@@ -1,6 +1,8 @@
 package io.fdkvc.engine.model;
 
 import io.fdkvc.engine.tensor.FloatTensor;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * All weights of a Llama-family model, per layer arrays indexed by layer. Matrices are
@@ -41,5 +43,19 @@ public record LlamaWeights(
                         FloatTensor[] wGate, FloatTensor[] wDown, FloatTensor[] wUp, float[] outputNorm,
                         FloatTensor output) {
         this(tokenEmbedding, attnNorm, wq, wk, wv, wo, bq, bk, bv, ffnNorm, wGate, wDown, wUp, outputNorm, output, null, null, null, null);
+    }
+
+    /**
+     * {@link FloatTensor#prepareDecode} of every matrix the decode step multiplies, the matrices
+     * taken in parallel (the common fork-join pool): for a Q4_K_M file, the copies its Q4_K and
+     * Q6_K products read, made at load instead of on the first decoded token.
+     */
+    public void prepareDecode() {
+        List<FloatTensor> all = new ArrayList<>();
+        for (FloatTensor[] kind : List.of(wq, wk, wv, wo, wGate, wUp, wDown)) {
+            for (FloatTensor t : kind) if (t != null) all.add(t);
+        }
+        if (output != null) all.add(output);
+        all.parallelStream().forEach(FloatTensor::prepareDecode);
     }
 }

@@ -21,6 +21,14 @@ public abstract class FloatTensor {
     /** Dot product of row {@code row} with {@code x[xOff .. xOff + cols)}. */
     public abstract float dot(int row, float[] x, int xOff);
 
+    /**
+     * Makes whatever this tensor's batch-of-one products read besides its weights (Q4_K's and
+     * Q6_K's {@link RowLanes} copies), which would otherwise be made on the first such product;
+     * nothing for the other types. A model loader calls it, so that the cost falls at load and not
+     * on the first decoded token.
+     */
+    public void prepareDecode() {}
+
     /** Writes row {@code row}, dequantised, to {@code out[off .. off + cols)}. */
     public final void dequantizeRow(int row, float[] out, int off) {
         dequantizeColumns(row, 0, cols(), out, off);

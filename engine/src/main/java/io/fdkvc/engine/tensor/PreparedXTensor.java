@@ -83,10 +83,15 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
         return null;
     }
 
-    /** The rearranged copy, made on the first batch-of-one product ({@link #lanes()}). */
+    /** The rearranged copy, made by {@link #prepareDecode} or on the first batch-of-one product. */
     private volatile RowLanes lanes;
     /** Whether the system refused the copy's memory: the row kernel serves this tensor. */
     private volatile boolean refused;
+
+    @Override
+    public final void prepareDecode() {
+        if (RowLanes.ENABLED && rows >= RowLanes.G) lanes();
+    }
 
     private RowLanes lanes() {
         RowLanes l = lanes;

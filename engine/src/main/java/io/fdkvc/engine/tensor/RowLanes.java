@@ -22,7 +22,8 @@ import jdk.incubator.vector.FloatVector;
  * per row. llama.cpp's CPU backend does the like (Q4_K rows repacked eight at a time for its
  * integer kernels, into a copy of the weights it makes at load).
  *
- * <p>The copy is made on a tensor's first batch-of-one product, into memory of its own that is
+ * <p>The copy is made by {@link FloatTensor#prepareDecode} (a model loader calls it), else on a
+ * tensor's first batch-of-one product, into memory of its own that is
  * freed when the tensor is no longer reachable; rows after the last whole group stay with the
  * row kernel, and so does a tensor whose copy the system refuses (a warning says so, once per
  * tensor). A group's sums are the same float products as the row kernel's, added in another

@@ -103,11 +103,18 @@ abstract sealed class MinKQuantTensor extends PreparedXTensor permits Q4_KTensor
     }
 
     /**
-     * The weight (within its super-block) whose x goes to {@code xp[256b + k]}: for
-     * {@code k = ((2u + n) * 4 + m) * L + i}, nibble byte {@code P = 4Lu + 4i + m} is byte
-     * {@code P % 32} of chunk {@code P / 32}, so weight {@code 64 (P / 32) + 32n + P % 32}.
+     * The weight (within its super-block) held by nibble n of nibble byte P: byte {@code P % 32}
+     * of chunk {@code P / 32}, so weight {@code 64 (P / 32) + 32n + P % 32}.
      */
-    static final int[] SOURCE = lanePositions((pos, n) -> 64 * (pos >> 5) + 32 * n + (pos & 31));
+    static int weight(int pos, int n) {
+        return 64 * (pos >> 5) + 32 * n + (pos & 31);
+    }
+
+    /**
+     * The weight (within its super-block) whose x goes to {@code xp[256b + k]}: for
+     * {@code k = ((2u + n) * 4 + m) * L + i}, that of nibble n of byte {@code P = 4Lu + 4i + m}.
+     */
+    static final int[] SOURCE = lanePositions(MinKQuantTensor::weight);
 
     @Override
     final void rows(int from, int to, float[] xp, float[] xs, float[] out, int outOff) {

@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorOperators;
  * chunk c of 64 weights eight vectors of L ints (lane k of vector v is bytes 4v..4v+3 of row k's
  * 128 nibble bytes) followed by the L rows' 6-bit scales of sub-blocks 2c and 2c + 1 as bytes and
  * their mins: the order the kernel reads them in, one stream. Nibble n of byte m of
- * that int is weight {@code weight(4v + m, n)} of the super-block ({@link MinKQuantTensor}'s
+ * that int is weight {@code MinKQuantTensor.weight(4v + m, n)} of the super-block ({@link MinKQuantTensor}'s
  * layout), in sub-block {@code 2 (v / 8) + n}. As in {@link MinKQuantTensor}'s kernels the
  * nibble is masked in place ({@code q * 2^8m}, exact in a float) and x carries {@code 2^-8m}.
  * The copy takes 152 bytes per 144 of the file's (d and dmin widened to floats, the scales and
@@ -64,17 +64,12 @@ final class Q4_KRowLanes extends RowLanes {
         for (int v = 0; v < 32; v++) INTS.set(dst, (int) quants(v) + 4 * k, (int) INTS.get(src, p + 16 + 4 * v));
     }
 
-    /** Weight (within its super-block) of nibble n of nibble byte P: MinKQuantTensor's layout. */
-    private static int weight(int pos, int n) {
-        return 64 * (pos >> 5) + 32 * n + (pos & 31);
-    }
-
     /** SOURCE[8v + 4n + m] = the weight of nibble n of byte m of int v: the order x is read in. */
     private static final int[] SOURCE = new int[QK];
     static {
         for (int v = 0; v < 32; v++) {
             for (int n = 0; n < 2; n++) {
-                for (int m = 0; m < 4; m++) SOURCE[8 * v + 4 * n + m] = weight(4 * v + m, n);
+                for (int m = 0; m < 4; m++) SOURCE[8 * v + 4 * n + m] = MinKQuantTensor.weight(4 * v + m, n);
             }
         }
     }

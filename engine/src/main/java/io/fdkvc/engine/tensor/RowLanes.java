@@ -1,6 +1,5 @@
 package io.fdkvc.engine.tensor;
 
-import static io.fdkvc.engine.tensor.Simd.B;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.Arena;
@@ -37,11 +36,10 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
 
     /**
      * Whether batch-of-one products of the types that have a rearranged form run on it: where the
-     * vectors suit it (8 or 16 float lanes, a byte load of L bytes), unless
-     * {@code fdkvc.rowLanes=false}.
+     * vectors suit it (8 or 16 float lanes, whose byte loads {@link Simd#B} then hold L bytes, one
+     * per row of a group), unless {@code fdkvc.rowLanes=false}.
      */
-    static final boolean ENABLED = L >= 8 && B.length() == L
-            && FloatTensor.flag("fdkvc.rowLanes", System.getProperty("fdkvc.rowLanes"), true);
+    static final boolean ENABLED = L >= 8 && FloatTensor.flag("fdkvc.rowLanes", System.getProperty("fdkvc.rowLanes"), true);
 
     /** Little-endian ints and floats in a byte array: the group-blocks' assembly ({@link #rearrange}). */
     static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);

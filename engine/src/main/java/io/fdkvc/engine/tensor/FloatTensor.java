@@ -22,8 +22,8 @@ public abstract class FloatTensor {
     public abstract float dot(int row, float[] x, int xOff);
 
     /**
-     * Makes whatever this tensor's batch-of-one products read besides its weights (Q4_K's and
-     * Q6_K's {@link RowLanes} copies), which would otherwise be made on the first such product;
+     * Makes whatever this tensor's batch-of-one products read besides its weights (the Q4_K, Q6_K
+     * and Q8_0 matrices' {@link RowLanes} copies), which would otherwise be made on the first such product;
      * nothing for the other types. A model loader calls it, so that the cost falls at load and not
      * on the first decoded token.
      */

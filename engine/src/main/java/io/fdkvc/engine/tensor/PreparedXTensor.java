@@ -58,8 +58,6 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
     /** Per-thread prepared x and lane sums (reused; grown on a thread's first larger call). */
     private static final class Scratch {
         float[] xp = new float[0], xs = new float[0];
-        /** One group's sums ({@link RowLanes#rows}); {@link #dot(int, float[], int)}'s result. */
-        final float[] group = new float[Simd.L], one = new float[1];
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -78,64 +76,10 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
         return sc;
     }
 
-    /** This type's {@link RowLanes} copy of the weights; null for a type that has none, or when the system refuses its memory. */
-    RowLanes rearranged() {
-        return null;
-    }
-
-    /** The rearranged copy, made by {@link #prepareDecode} or on the first batch-of-one product. */
-    private volatile RowLanes lanes;
-    /** Whether the system refused the copy's memory: the row kernel serves this tensor. */
-    private volatile boolean refused;
-
-    @Override
-    public final void prepareDecode() {
-        if (RowLanes.ENABLED && rows >= RowLanes.G) lanes();
-    }
-
-    private RowLanes lanes() {
-        RowLanes l = lanes;
-        if (l != null || refused) return l;
-        synchronized (this) {
-            if (lanes == null && !refused) {
-                lanes = rearranged();
-                if (lanes == null) {
-                    refused = true;
-                    System.getLogger("io.fdkvc.engine").log(System.Logger.Level.WARNING, "the system refused memory for a " + rows + " x "
-                            + cols + " " + type() + " matrix's rearranged copy: its decode products run on the row kernel (slower; "
-                            + "-Dfdkvc.rowLanes=false makes no copies)");
-                }
-            }
-            return lanes;
-        }
-    }
-
-    /**
-     * The batch-of-one product over [rowFrom, rowTo) on the type's {@link RowLanes}, rows past
-     * the last whole group by the row kernel; false, and nothing written, where there is none.
-     */
-    private boolean otherKernel(int rowFrom, int rowTo, float[] x, int xOff, float[] out, int outOff) {
-        if (!RowLanes.ENABLED || rows < RowLanes.G) return false;
-        RowLanes l = lanes();
-        if (l == null) return false;
-        Scratch sc = scratch();
-        int grouped = l.groupedRows();
-        if (rowFrom < grouped) {
-            l.prepare(x, xOff, sc.xp, sc.xs);
-            l.rows(rowFrom, Math.min(rowTo, grouped), sc.xp, sc.xs, out, outOff, sc.group);
-        }
-        if (rowTo > grouped) {
-            // the rows after the last whole group: the row kernel, on x prepared its way
-            prepare(x, xOff, sc.xp, sc.xs);
-            rows(Math.max(rowFrom, grouped), rowTo, sc.xp, sc.xs, out, outOff);
-        }
-        return true;
-    }
-
     @Override
     public final float dot(int row, float[] x, int xOff) {
-        float[] one = SCRATCH.get().one;
-        if (otherKernel(row, row + 1, x, xOff, one, -row)) return one[0];
+        RowLanes l = rowLanes();
+        if (l != null && row < l.groupedRows()) return l.dot(row, x, xOff);
         Scratch sc = prepared(x, xOff);
         return dot(row, sc.xp, sc.xs);
     }
@@ -147,9 +91,12 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
             super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
             return;
         }
-        if (otherKernel(rowFrom, rowTo, x, xOff, out, outOff)) return;
+        RowLanes l = rowLanes();
+        int from = l == null ? rowFrom : l.product(rowFrom, rowTo, x, xOff, out, outOff);
+        if (from == rowTo) return;
+        // the rows after the last whole group, or all where there are no row lanes: the row kernel
         Scratch sc = prepared(x, xOff);
-        rows(rowFrom, rowTo, sc.xp, sc.xs, out, outOff);
+        rows(from, rowTo, sc.xp, sc.xs, out, outOff);
     }
 
     /** 2^-8m: undoes the position of byte m in its 32-bit lane. */

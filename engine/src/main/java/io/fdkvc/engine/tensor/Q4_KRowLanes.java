@@ -25,7 +25,7 @@ import jdk.incubator.vector.VectorOperators;
  * mins to bytes).
  */
 final class Q4_KRowLanes extends RowLanes {
-    static final int BLOCK = Q4_KTensor.BLOCK;
+    static final int QK = Q4_KTensor.QK, BLOCK = Q4_KTensor.BLOCK;
     private static final int D = 0, DMIN = 4 * G, CHUNKS = 8 * G, CHUNK = 36 * G;
     /** Bytes per group and super-block. */
     static final int GROUP_BLOCK = CHUNKS + 4 * CHUNK;
@@ -41,7 +41,7 @@ final class Q4_KRowLanes extends RowLanes {
     }
 
     private Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols);
+        super(seg, rows, cols, QK);
     }
 
     /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
@@ -50,18 +50,18 @@ final class Q4_KRowLanes extends RowLanes {
         return dst == null ? null : new Q4_KRowLanes(dst, t.rows(), t.cols());
     }
 
-    /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block in dst. */
-    private static void rowBlock(byte[] src, int p, byte[] dst, int k) {
-        FLOATS.set(dst, D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)));
-        FLOATS.set(dst, DMIN + 4 * k, Float.float16ToFloat((short) ((src[p + 2] & 0xFF) | src[p + 3] << 8)));
+    /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
+    private static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
+        FLOATS.set(dst, q + D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)));
+        FLOATS.set(dst, q + DMIN + 4 * k, Float.float16ToFloat((short) ((src[p + 2] & 0xFF) | src[p + 3] << 8)));
         int s0 = (int) INTS.get(src, p + 4), s1 = (int) INTS.get(src, p + 8), s2 = (int) INTS.get(src, p + 12);
         long sc = (MinKQuantTensor.scalesLo(s0) & 0xFFFFFFFFL) | (long) MinKQuantTensor.scalesHi(s0, s2) << 32;
         long mn = (MinKQuantTensor.minsLo(s1) & 0xFFFFFFFFL) | (long) MinKQuantTensor.minsHi(s1, s2) << 32;
         for (int j = 0; j < 8; j++) {
-            dst[(int) scales(j) + k] = (byte) MinKQuantTensor.sub(sc, j);
-            dst[(int) scales(j) + 2 * G + k] = (byte) MinKQuantTensor.sub(mn, j);
+            dst[q + (int) scales(j) + k] = (byte) MinKQuantTensor.sub(sc, j);
+            dst[q + (int) scales(j) + 2 * G + k] = (byte) MinKQuantTensor.sub(mn, j);
         }
-        for (int v = 0; v < 32; v++) INTS.set(dst, (int) quants(v) + 4 * k, (int) INTS.get(src, p + 16 + 4 * v));
+        for (int v = 0; v < 32; v++) INTS.set(dst, q + (int) quants(v) + 4 * k, (int) INTS.get(src, p + 16 + 4 * v));
     }
 
     /** SOURCE[8v + 4n + m] = the weight of nibble n of byte m of int v: the order x is read in. */

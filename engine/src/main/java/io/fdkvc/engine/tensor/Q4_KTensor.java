@@ -46,11 +46,6 @@ public final class Q4_KTensor extends MinKQuantTensor {
     }
 
     @Override
-    RowLanes rearranged() {
-        return Q4_KRowLanes.of(this);
-    }
-
-    @Override
     float dot(int row, float[] xp, float[] xs) {
         return UNIFORM_LOADS ? dotUniform(row, xp, xs) : dotMixed(row, xp, xs);
     }

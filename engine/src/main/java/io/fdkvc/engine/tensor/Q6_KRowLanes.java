@@ -26,7 +26,7 @@ import jdk.incubator.vector.VectorOperators;
  * its x. The copy takes 212 bytes per 210 of the file's (d widened to a float).
  */
 final class Q6_KRowLanes extends RowLanes {
-    static final int BLOCK = Q6_KTensor.BLOCK;
+    static final int QK = Q6_KTensor.QK, BLOCK = Q6_KTensor.BLOCK;
     private static final int D = 0, QUADS = 4 * G, QUAD = 52 * G, SUB = 12 * G;
 
     /** Offset of sub-block s's scales within a group-block; its ints follow its quad's four scales. */
@@ -41,21 +41,21 @@ final class Q6_KRowLanes extends RowLanes {
     static final int GROUP_BLOCK = 212 * G;
 
     private Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols);
+        super(seg, rows, cols, QK);
     }
 
     /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
     static Q6_KRowLanes of(SegmentTensor t) {
         int[] q = new int[QK];
-        MemorySegment dst = rearrange(t, BLOCK, GROUP_BLOCK, (src, p, out, k) -> rowBlock(src, p, out, k, q));
+        MemorySegment dst = rearrange(t, BLOCK, GROUP_BLOCK, (src, p, out, o, k) -> rowBlock(src, p, out, o, k, q));
         return dst == null ? null : new Q6_KRowLanes(dst, t.rows(), t.cols());
     }
 
     /**
-     * Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block in
-     * dst, through q (256 ints of scratch).
+     * Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at
+     * {@code dst[o ..]}, through q (256 ints of scratch).
      */
-    private static void rowBlock(byte[] src, int p, byte[] dst, int k, int[] q) {
+    private static void rowBlock(byte[] src, int p, byte[] dst, int o, int k, int[] q) {
         // the 6-bit values in weight order (Q6_KTensor's class comment)
         for (int h = 0; h < 2; h++) {
             int ql = p + 64 * h, qh = p + 128 + 32 * h;
@@ -67,12 +67,12 @@ final class Q6_KRowLanes extends RowLanes {
                 q[128 * h + l + 96] = lo32 >> 4 | (hi >> 6 & 3) << 4;
             }
         }
-        FLOATS.set(dst, D + 4 * k, Float.float16ToFloat((short) ((src[p + 208] & 0xFF) | src[p + 209] << 8)));
-        for (int s = 0; s < 16; s++) dst[(int) scales(s) + k] = src[p + 192 + s];
+        FLOATS.set(dst, o + D + 4 * k, Float.float16ToFloat((short) ((src[p + 208] & 0xFF) | src[p + 209] << 8)));
+        for (int s = 0; s < 16; s++) dst[o + (int) scales(s) + k] = src[p + 192 + s];
         for (int v = 0; v < 32; v++) {
             int word = 0;
             for (int m = 0; m < 4; m++) word |= ((q[8 * v + m] & 0xF) | (q[8 * v + 4 + m] & 0xF) << 4) << 8 * m;
-            INTS.set(dst, (int) sub(v / 2) + 4 * G * (1 + v % 2) + 4 * k, word);
+            INTS.set(dst, o + (int) sub(v / 2) + 4 * G * (1 + v % 2) + 4 * k, word);
         }
         for (int s = 0; s < 16; s++) {
             int word = 0;
@@ -80,7 +80,7 @@ final class Q6_KRowLanes extends RowLanes {
                 int y = 16 * s + m;
                 word |= (q[y] >> 4 | (q[y + 4] >> 4) << 2 | (q[y + 8] >> 4) << 4 | (q[y + 12] >> 4) << 6) << 8 * m;
             }
-            INTS.set(dst, (int) sub(s) + 4 * k, word);
+            INTS.set(dst, o + (int) sub(s) + 4 * k, word);
         }
     }
 

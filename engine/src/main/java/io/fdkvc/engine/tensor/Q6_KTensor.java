@@ -33,11 +33,6 @@ public final class Q6_KTensor extends PreparedXTensor {
         super(GgmlType.Q6_K, seg, rows, cols);
     }
 
-    @Override
-    RowLanes rearranged() {
-        return Q6_KRowLanes.of(this);
-    }
-
     /*
      * The kernel reads ql and qh as 32-bit lanes (four bytes each, Simd.I) and never moves the bits
      * into byte order; x is permuted instead, once per call, into the order in which the lanes hold

@@ -24,8 +24,15 @@ public final class Q8_0Tensor extends SegmentTensor {
         super(GgmlType.Q8_0, seg, rows, cols);
     }
 
+    /** Row {@code row} dotted with x: on the {@link RowLanes} copy where products run on one, else {@link #rowDot}. */
     @Override
     public float dot(int row, float[] x, int xOff) {
+        RowLanes l = rowLanes();
+        return l != null && row < l.groupedRows() ? l.dot(row, x, xOff) : rowDot(row, x, xOff);
+    }
+
+    /** The row kernel: row {@code row} dotted with x, two blocks per pass. */
+    private float rowDot(int row, float[] x, int xOff) {
         MemorySegment s = seg;
         long base = rowStart(row);
         int nb = cols / QK;
@@ -76,12 +83,15 @@ public final class Q8_0Tensor extends SegmentTensor {
         // computed as before, so only the order of the rows changes
         int n = rowTo - rowFrom;
         if (batch == 1) {
-            // two weight rows per pass over x (four FMA chains in flight), each summed in dot()'s
-            // order (the same bits): consecutive steps of streamedRow (with two streams rows r and
-            // r + q, then r + 1 and r + q + 1)
-            int i = 0;
-            for (; i + 1 < n; i += 2) dotPair(streamedRow(rowFrom, rowTo, i), streamedRow(rowFrom, rowTo, i + 1), x, xOff, out, outOff);
-            if (i < n) out[outOff + rowTo - 1] = dot(rowTo - 1, x, xOff);
+            // the rows in whole groups on the RowLanes copy, where there is one
+            RowLanes l = rowLanes();
+            int from = l == null ? rowFrom : l.product(rowFrom, rowTo, x, xOff, out, outOff);
+            // the rest: two weight rows per pass over x (four FMA chains in flight), each summed
+            // in rowDot's order (the same bits): consecutive steps of streamedRow (with two
+            // streams rows r and r + q, then r + 1 and r + q + 1)
+            int i = 0, left = rowTo - from;
+            for (; i + 1 < left; i += 2) dotPair(streamedRow(from, rowTo, i), streamedRow(from, rowTo, i + 1), x, xOff, out, outOff);
+            if (i < left) out[outOff + rowTo - 1] = rowDot(rowTo - 1, x, xOff);
             return;
         }
         if (batch > SMALL_BATCH) {
@@ -95,7 +105,7 @@ public final class Q8_0Tensor extends SegmentTensor {
                 int x0 = xOff + b0 * xStride, o = outOff + b0 * outStride;
                 for (int i = 0; i < n; i++) {
                     int r = streamedRow(rowFrom, rowTo, i);
-                    if (m == 1) out[o + r] = dot(r, x, x0);
+                    if (m == 1) out[o + r] = rowDot(r, x, x0);
                     else dot2(r, x, x0, x0 + xStride, out, o + r, outStride);
                 }
                 continue;
@@ -116,7 +126,7 @@ public final class Q8_0Tensor extends SegmentTensor {
         }
     }
 
-    /** Rows {@code row} and {@code row2} dotted with x into out[outOff + row], out[outOff + row2], each in {@link #dot}'s order. */
+    /** Rows {@code row} and {@code row2} dotted with x into out[outOff + row], out[outOff + row2], each in {@link #rowDot}'s order. */
     private void dotPair(int row, int row2, float[] x, int xOff, float[] out, int outOff) {
         MemorySegment s = seg;
         long p = rowStart(row), pr = rowStart(row2);

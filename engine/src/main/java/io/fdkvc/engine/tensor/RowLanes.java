@@ -10,29 +10,29 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 
 /**
- * A k-quant matrix's weights rearranged for the batch-of-one product: groups of {@link Simd#L}
+ * A quantised matrix's weights rearranged for the batch-of-one product: groups of {@link Simd#L}
  * consecutive rows, one row per vector lane, so that one vector of products holds L rows' sums
  * and each x is broadcast once for L rows. The row kernels ({@link Q4_KTensor}, {@link
- * Q6_KTensor}) load x as a whole vector per L weights of one row: 1 KiB of x per super-block of
- * 144 or 210 weight bytes, whose loads on the AMD EPYC Zen 5 kept the weights' reads from memory
- * from overlapping with the arithmetic, and at 8192 columns (32 KiB of x a row) left too little
- * of L1 for the weights. Here an x is a 4-byte broadcast shared by L rows, the super-blocks'
- * headers are read L at a time, and each group's L sums leave in one vector store, with no fold
- * per row. llama.cpp's CPU backend does the like (Q4_K rows repacked eight at a time for its
- * integer kernels, into a copy of the weights it makes at load).
+ * Q6_KTensor}, {@link Q8_0Tensor}) load x as a whole vector per L weights of one row: 1 KiB of x
+ * per super-block of 144 or 210 weight bytes, whose loads on the AMD EPYC Zen 5 kept the weights'
+ * reads from memory from overlapping with the arithmetic, and at 8192 columns (32 KiB of x a row)
+ * left too little of L1 for the weights. Here an x is a 4-byte broadcast shared by L rows, the
+ * blocks' headers are read L at a time, and each group's L sums leave in one vector store, with
+ * no fold per row. llama.cpp's CPU backend does the like (Q4_K and Q8_0 rows repacked four or
+ * eight at a time for its integer kernels, into a copy of the weights it makes at load).
  *
- * <p>The copy is made by {@link FloatTensor#prepareDecode} (a model loader calls it), else on a
- * tensor's first batch-of-one product, into memory of its own that is
- * freed when the tensor is no longer reachable; rows after the last whole group stay with the
- * row kernel, and so does a tensor whose copy the system refuses (a warning says so, once per
- * tensor). A group's sums are the same float products as the row kernel's, added in another
+ * <p>The types with a rearranged form are the ones {@link #of} knows (Q4_K, Q6_K, Q8_0). The
+ * copy is made by {@link FloatTensor#prepareDecode} (a model loader calls it), else on a
+ * tensor's first batch-of-one product ({@link SegmentTensor#rowLanes}), into memory of its own
+ * that is freed when the tensor is no longer reachable; rows after the last whole group stay
+ * with the row kernel, and so does a tensor whose copy the system refuses (a warning says so,
+ * once per tensor). A group's sums are the same float products as the row kernel's, added in another
  * order: they differ from its results in the last bits, and do not depend on how the rows are
  * split over threads (a group is always summed whole, by each thread whose range it overlaps).
  */
-abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
+abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes {
     /** Rows per group: one per float lane. */
     static final int G = L;
-    static final int QK = 256;
 
     /**
      * Whether batch-of-one products of the types that have a rearranged form run on it: where the
@@ -57,42 +57,64 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
         BYTE_SCALE = FloatVector.fromArray(Simd.F, s, 0);
     }
 
+    /** Whether {@code type} has a rearranged form ({@link #of}). */
+    static boolean hasForm(GgmlType type) {
+        return switch (type) {
+            case Q4_K, Q6_K, Q8_0 -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the
+     * system refuses it. Only for a type that {@link #hasForm has one}.
+     */
+    static RowLanes of(SegmentTensor t) {
+        return switch (t.type()) {
+            case Q4_K -> Q4_KRowLanes.of(t);
+            case Q6_K -> Q6_KRowLanes.of(t);
+            case Q8_0 -> Q8_0RowLanes.of(t);
+            default -> throw new IllegalArgumentException(t.type() + " has no rearranged form");
+        };
+    }
+
     final MemorySegment seg;
     final int cols, groups, blocks;
 
-    RowLanes(MemorySegment seg, int rows, int cols) {
+    /** A copy of {@code rows} x {@code cols} weights in blocks of {@code qk} columns. */
+    RowLanes(MemorySegment seg, int rows, int cols, int qk) {
         this.seg = seg;
         this.cols = cols;
         this.groups = rows / G;
-        this.blocks = cols / QK;
+        this.blocks = cols / qk;
     }
 
-    /** One row's super-block, {@code src[p ..]} in the file's layout, into lane k of a group-block, dst. */
+    /** One row's block, {@code src[p ..]} in the file's layout, into lane k of a group-block at {@code dst[q ..]}. */
     @FunctionalInterface
     interface RowBlock {
-        void rearrange(byte[] src, int p, byte[] dst, int k);
+        void rearrange(byte[] src, int p, byte[] dst, int q, int k);
     }
 
     /**
      * The whole groups of {@code t}'s rows in the layout {@code rowBlock} writes, {@code groupBlock}
-     * bytes per group and super-block of {@code block} bytes, in memory of their own ({@link
-     * #memory}); null when the system refuses it. Each group-block is assembled in heap memory
-     * from its rows' super-blocks and copied out whole: element by element between the mapped
+     * bytes per group and block of {@code block} bytes, in memory of their own ({@link #memory});
+     * null when the system refuses it. Each group's L rows are copied to heap memory whole, its
+     * group-blocks assembled there and copied out whole: element by element between the mapped
      * file and the copy, the 1B Q4_K_M file's took seconds more.
      */
     static MemorySegment rearrange(SegmentTensor t, int block, int groupBlock, RowBlock rowBlock) {
-        int groups = t.rows() / G, blocks = t.cols() / QK;
+        int groups = t.rows() / G, blocks = (int) (t.rowBytes() / block);
+        int rowBytes = Math.toIntExact(t.rowBytes());
         MemorySegment src = t.segment(), dst = memory((long) groups * blocks * groupBlock);
         if (dst == null) return null;
-        long rowBytes = t.rowBytes();
-        byte[] inb = new byte[G * block], outb = new byte[groupBlock];
+        byte[] inb = new byte[G * rowBytes], outb = new byte[blocks * groupBlock];
         MemorySegment in = MemorySegment.ofArray(inb), out = MemorySegment.ofArray(outb);
         for (int g = 0; g < groups; g++) {
+            MemorySegment.copy(src, (long) g * G * rowBytes, in, 0, inb.length);
             for (int b = 0; b < blocks; b++) {
-                for (int k = 0; k < G; k++) MemorySegment.copy(src, (long) (g * G + k) * rowBytes + (long) b * block, in, (long) k * block, block);
-                for (int k = 0; k < G; k++) rowBlock.rearrange(inb, k * block, outb, k);
-                MemorySegment.copy(out, 0, dst, ((long) g * blocks + b) * groupBlock, groupBlock);
+                for (int k = 0; k < G; k++) rowBlock.rearrange(inb, k * rowBytes + b * block, outb, b * groupBlock, k);
             }
+            MemorySegment.copy(out, 0, dst, (long) g * outb.length, outb.length);
         }
         return dst;
     }
@@ -114,7 +136,43 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
         return groups * G;
     }
 
-    /** x[xOff ..] in the kernel's order to xq, and the sums its kernel reads to xs. */
+    /** Per-thread prepared x, sums of x and one group's sums (reused; grown on a thread's first larger call). */
+    private static final class Scratch {
+        float[] xq = new float[0], xs = new float[0];
+        final float[] group = new float[G];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    /** This thread's scratch with x[xOff ..] prepared for this copy's kernel. */
+    private Scratch prepared(float[] x, int xOff) {
+        Scratch sc = SCRATCH.get();
+        if (sc.xq.length < cols) sc.xq = new float[cols];
+        if (sc.xs.length < cols / 16) sc.xs = new float[cols / 16];
+        prepare(x, xOff, sc.xq, sc.xs);
+        return sc;
+    }
+
+    /**
+     * out[outOff + r] = row r dotted with x[xOff ..] for the rows r in [from, to) that lie in whole
+     * groups; returns the first row it left for the row kernel ({@code from} when it wrote none).
+     */
+    final int product(int from, int to, float[] x, int xOff, float[] out, int outOff) {
+        int end = Math.min(to, groupedRows());
+        if (from >= end) return from;
+        Scratch sc = prepared(x, xOff);
+        rows(from, end, sc.xq, sc.xs, out, outOff, sc.group);
+        return end;
+    }
+
+    /** Row {@code row} (in a whole group) dotted with x[xOff ..]: its group summed whole. */
+    final float dot(int row, float[] x, int xOff) {
+        Scratch sc = prepared(x, xOff);
+        group(row / G, sc.xq, sc.xs, sc.group, 0);
+        return sc.group[row % G];
+    }
+
+    /** x[xOff ..] in the kernel's order to xq, and the sums its kernel reads (at most cols / 16) to xs. */
     abstract void prepare(float[] x, int xOff, float[] xq, float[] xs);
 
     /** The L dot products of group g's rows with x prepared by {@link #prepare}, to dst[dstOff ..]. */
@@ -124,16 +182,28 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes {
      * out[outOff + r] for the rows r in [from, to) that lie in whole groups: each group that
      * overlaps the range is summed whole and only its rows in range are written.
      */
-    final void rows(int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
+    private void rows(int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
         int g0 = from / G, g1 = Math.min(groups, (to + G - 1) / G);
+        // the whole groups in range, [w0, w1), in pairs that read two streams: groups w0 + i and w0 + q + i
+        int w0 = (from + G - 1) / G, w1 = Math.max(w0, Math.min(g1, to / G)), q = (w1 - w0) / 2;
+        for (int i = 0; i < q; i++) pair(w0 + i, w0 + q + i, xq, xs, out, outOff + (w0 + i) * G, outOff + (w0 + q + i) * G);
         for (int g = g0; g < g1; g++) {
             int r0 = g * G;
-            if (r0 >= from && r0 + G <= to) {
-                group(g, xq, xs, out, outOff + r0);
+            if (g >= w0 && g < w1) {
+                if (g >= w0 + 2 * q) group(g, xq, xs, out, outOff + r0);   // the odd one
             } else {
                 group(g, xq, xs, group, 0);
                 for (int r = Math.max(from, r0), e = Math.min(to, r0 + G); r < e; r++) out[outOff + r] = group[r - r0];
             }
         }
+    }
+
+    /**
+     * Groups g and h at once, to {@code dst[gOff ..]} and {@code dst[hOff ..]}, each with {@link
+     * #group}'s bits: a type whose kernel gains from reading two streams of weights writes its own.
+     */
+    void pair(int g, int h, float[] xq, float[] xs, float[] dst, int gOff, int hOff) {
+        group(g, xq, xs, dst, gOff);
+        group(h, xq, xs, dst, hOff);
     }
 }

@@ -57,6 +57,43 @@ public abstract sealed class SegmentTensor extends FloatTensor
         return type;
     }
 
+    /** The rearranged copy, made by {@link #prepareDecode} or on the first batch-of-one product. */
+    private volatile RowLanes lanes;
+    /** Whether the system refused the copy's memory: the row kernel serves this tensor. */
+    private volatile boolean refused;
+
+    /** Whether batch-of-one products run on {@link RowLanes}: enabled, a type with a form, a whole group of rows. */
+    private boolean laned() {
+        return RowLanes.ENABLED && rows >= RowLanes.G && RowLanes.hasForm(type);
+    }
+
+    @Override
+    public final void prepareDecode() {
+        rowLanes();
+    }
+
+    /**
+     * The {@link RowLanes} copy that this tensor's batch-of-one products run on, made on the first
+     * call; null where they run on the row kernel (a type without one, fewer rows than a group,
+     * the copies switched off or their memory refused).
+     */
+    final RowLanes rowLanes() {
+        RowLanes l = lanes;
+        if (l != null || refused || !laned()) return l;
+        synchronized (this) {
+            if (lanes == null && !refused) {
+                lanes = RowLanes.of(this);
+                if (lanes == null) {
+                    refused = true;
+                    System.getLogger("io.fdkvc.engine").log(System.Logger.Level.WARNING, "the system refused memory for a " + rows + " x "
+                            + cols + " " + type + " matrix's rearranged copy: its decode products run on the row kernel (slower; "
+                            + "-Dfdkvc.rowLanes=false makes no copies)");
+                }
+            }
+            return lanes;
+        }
+    }
+
     /** The byte offset of row {@code row}, after checking that the row exists. */
     final long rowStart(int row) {
         return Objects.checkIndex(row, rows) * rowBytes;

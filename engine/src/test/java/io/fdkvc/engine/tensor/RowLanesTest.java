@@ -15,7 +15,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The batch-of-one products of Q4_K and Q6_K on their {@link RowLanes} copies (groups of L rows,
+ * The batch-of-one products of Q4_K, Q6_K and Q8_0 on their {@link RowLanes} copies (groups of L rows,
  * one per lane): against hand-computed dots, against the independent scalar decoder
  * ({@link Reference}) summed in double, and for the same bits whatever the split of the rows over
  * calls. With fewer than 8 float lanes the row kernel runs instead and the same assertions hold.
@@ -86,15 +86,42 @@ class RowLanesTest {
     }
 
     /**
+     * One group and one row after it, two blocks of 32 columns. Row k: block 0 has d = 0.5 and
+     * every q = k % 16 - 8, x all ones; block 1 has d = 0.25, q = -128, 127, then 1 thirty
+     * times, against x_j = j, so its dot is 0.5 * 32 (k % 16 - 8) + 0.25 (127 + 2 + ... + 31)
+     * = 16 (k % 16 - 8) + 155.5: the extremes of a signed byte, and each column in its place.
+     */
+    @Test
+    void q80RowsByHand() {
+        int rows = L + 1;
+        byte[] b = new byte[rows * 68];
+        for (int k = 0; k < rows; k++) {
+            int p = k * 68;
+            b[p] = 0x00;
+            b[p + 1] = 0x38;    // f16 0.5
+            for (int j = 0; j < 32; j++) b[p + 2 + j] = (byte) (k % 16 - 8);
+            b[p + 34] = 0x00;
+            b[p + 35] = 0x34;   // f16 0.25
+            b[p + 36] = (byte) -128;
+            b[p + 37] = 127;
+            for (int j = 2; j < 32; j++) b[p + 36 + j] = 1;
+        }
+        float[] x = ones(64);
+        for (int j = 0; j < 32; j++) x[32 + j] = j;
+        float[] out = product(GgmlType.Q8_0, b, rows, 64, x);
+        for (int k = 0; k < rows; k++) assertThat(out[k]).as("row %d", k).isEqualTo(16f * (k % 16 - 8) + 155.5f);
+    }
+
+    /**
      * Random rows (three groups and five more) against the scalar decoder's rows dotted with x in
      * double: the same float products as the row kernel's, summed in another order, within a few
      * float ulps of the sum of |w x|.
      */
     @ParameterizedTest
-    @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K"})
+    @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K", "Q8_0"})
     void everyRowIsItsDotWithX(GgmlType type) {
         Random r = new Random(type.ordinal() * 7 + 1);
-        int rows = 3 * L + 5, blocks = 3, cols = 256 * blocks;
+        int rows = 3 * L + 5, cols = 768, blocks = cols / type.blockSize;
         byte[] bytes = Reference.randomRows(type, r, rows, blocks);
         float[] x = new float[cols];
         for (int i = 0; i < cols; i++) x[i] = (float) r.nextGaussian();
@@ -115,12 +142,12 @@ class RowLanesTest {
      * row gets the same bits whatever the split, as {@link FloatTensor#dot} gives it.
      */
     @Property(tries = 60)
-    void theSplitOfTheRowsDoesNotChangeABit(@ForAll boolean q6k, @ForAll @IntRange(min = 0, max = 1000) int cutA,
+    void theSplitOfTheRowsDoesNotChangeABit(@ForAll @IntRange(min = 0, max = 2) int kind, @ForAll @IntRange(min = 0, max = 1000) int cutA,
                                             @ForAll @IntRange(min = 0, max = 1000) int cutB, @ForAll long seed) {
-        GgmlType type = q6k ? GgmlType.Q6_K : GgmlType.Q4_K;
+        GgmlType type = new GgmlType[] {GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0}[kind];
         Random r = new Random(seed);
-        int rows = 2 * L + 3, cols = 512;
-        byte[] bytes = Reference.randomRows(type, r, rows, 2);
+        int rows = 5 * L + 3, cols = 512;
+        byte[] bytes = Reference.randomRows(type, r, rows, cols / type.blockSize);
         FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
         float[] x = new float[cols + 3];
         for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();

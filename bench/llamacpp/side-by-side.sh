@@ -2,7 +2,7 @@
 # Ours and llama.cpp on the same GGUF files, alternating, ROUNDS rounds; appends every raw line to
 # OUT/raw.log and the per-run figures to OUT/runs.tsv (medians, llama.cpp's better configuration
 # and the paired ratios: summarise.py).
-# usage: [T=2 P=64 N=32 TURNS=4 WARMUP=1 JITW=2 DEPTHS=0,256,512 FA=0,1 LM=auto WEIGHTS=mapped BUDGETED_ONLY=] \
+# usage: [T=2 P=64 N=32 TURNS=4 WARMUP=1 JITW=2 DEPTHS=0,256,512 FA=0,1 LM=auto WEIGHTS=mapped BUDGETED_ONLY= DROP_CACHES=auto] \
 #        bench/llamacpp/side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS FILE...
 # Ours:      ./fdkvc bench --model FILE --threads T --budget 256 --prompt-tokens P --gen-tokens N
 #                --turns TURNS --warmup WARMUP --jit-warmup JITW
@@ -16,21 +16,37 @@
 #            depth on every machine; -lm auto maps the file, -lm none reads it into memory, as
 #            ours' copied does), so that summarise.py compares against llama.cpp's best setting
 #            per file and phase.
+# DROP_CACHES: before each round the page cache is written back and dropped (sync; echo 1 >
+#            /proc/sys/vm/drop_caches), so that every run maps or reads files freshly read into
+#            memory: auto (the default) where that file is writable (root), 1 always (refused
+#            where it is not writable), 0 never. On the EPYC Zen 5 VM a file cached before the
+#            machine was last suspended and restored read 6-10x slower mapped, after a second
+#            untouched, than the same file read afresh (docs/benchmarks.md).
 # Steady state: TURNS=10 WARMUP=4 JITW=8 (docs/benchmarks.md); with fewer turns the reported
 # ones include the JIT compiling the eviction paths, on the same cores as the forward pass.
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: bench/llamacpp/side-by-side.sh LLAMA_BUILD_DIR OUT_DIR ROUNDS FILE..." >&2; exit 2; }
 lb=$1/bin/llama-bench out=$2 rounds=$3
 shift 3
-T=${T:-2} P=${P:-64} N=${N:-32} TURNS=${TURNS:-4} WARMUP=${WARMUP:-1} JITW=${JITW:-2} DEPTHS=${DEPTHS:-0,256,512} FA=${FA:-0,1} LM=${LM:-auto} WEIGHTS=${WEIGHTS:-mapped} BUDGETED_ONLY=${BUDGETED_ONLY:-}
+T=${T:-2} P=${P:-64} N=${N:-32} TURNS=${TURNS:-4} WARMUP=${WARMUP:-1} JITW=${JITW:-2} DEPTHS=${DEPTHS:-0,256,512} FA=${FA:-0,1} LM=${LM:-auto} WEIGHTS=${WEIGHTS:-mapped} BUDGETED_ONLY=${BUDGETED_ONLY:-} DROP_CACHES=${DROP_CACHES:-auto}
 [ -x "$lb" ] || { echo "side-by-side: no llama-bench at $lb (see bench/llamacpp/README.md)" >&2; exit 2; }
 for f in "$@"; do [ -f "$f" ] || { echo "side-by-side: no model file $f" >&2; exit 2; }; done
 for wm in ${WEIGHTS//,/ }; do case $wm in mapped|copied) ;; *) echo "side-by-side: WEIGHTS holds mapped and/or copied, got '$wm'" >&2; exit 2 ;; esac; done
 for lm in ${LM//,/ }; do case $lm in auto|none|mmap|mlock|mmap+mlock|dio) ;; *) echo "side-by-side: LM holds llama-bench load modes (auto, none, mmap, mlock, mmap+mlock, dio), got '$lm'" >&2; exit 2 ;; esac; done
+case $DROP_CACHES in
+  auto) drop=$([ -w /proc/sys/vm/drop_caches ] && echo 1 || echo 0) ;;
+  1) [ -w /proc/sys/vm/drop_caches ] || { echo "side-by-side: DROP_CACHES=1 needs a writable /proc/sys/vm/drop_caches (root)" >&2; exit 2; }; drop=1 ;;
+  0) drop=0 ;;
+  *) echo "side-by-side: DROP_CACHES is auto, 1 or 0, got '$DROP_CACHES'" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 touch "$out/runs.tsv"
 ./fdkvc --version >/dev/null   # build the jar first, so that no run measures (or parses) a build
 for r in $(seq 1 "$rounds"); do
+  if [ "$drop" = 1 ]; then
+    sync && echo 1 > /proc/sys/vm/drop_caches
+    echo "== round $r: page cache dropped; $(date -u +%H:%M:%S)" | tee -a "$out/raw.log"
+  fi
   for f in "$@"; do
     name=$(basename "$f" .gguf)
     for wm in ${WEIGHTS//,/ }; do

@@ -277,7 +277,8 @@ public abstract class FloatTensor {
      * follow best decides the speed, and that differs between CPUs and between kernels. Two here
      * (Q8_0's kernel reads two rows per pass, one from each stream); the k-quants' and Q5_0's batch
      * of one, which reads one row per pass, has its own count ({@code PreparedXTensor.ROW_STREAMS},
-     * one), and Q4_K's and Q6_K's reads its {@link RowLanes} groups in order. A whole decode pass over the Llama-3.2-1B files' weights at two threads, paired pass by
+     * one), and on {@link RowLanes} copies (Q4_K, Q6_K, Q8_0) the groups are read in order, Q8_0's
+     * two at a time from the two halves of the range. A whole decode pass over the Llama-3.2-1B files' weights at two threads, paired pass by
      * pass in one JVM (docs/benchmarks.md): on an AMD EPYC Zen 5, one stream 1.36x four on Q4_K_M
      * and 0.66x on Q8_0, two 1.30x and 1.14x; on an Intel Xeon with AVX-512 (one thread), two
      * 0.86-0.99x four. The system property {@code fdkvc.streams} (1 to 16), when set, is the count

@@ -36,7 +36,8 @@ final class Q8_0RowLanes extends RowLanes {
     /** Row k of a group's block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
     private static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
         FLOATS.set(dst, q + D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)) * 0x1p-24f);
-        for (int j = 0; j < QK; j++) dst[q + QUANTS + (j >> 2) * 4 * G + 4 * k + (j & 3)] = src[p + 2 + j];
+        // columns 4c .. 4c + 3 are four consecutive bytes in both layouts: one int each
+        for (int c = 0; c < QK / 4; c++) INTS.set(dst, q + QUANTS + c * 4 * G + 4 * k, (int) INTS.get(src, p + 2 + 4 * c));
     }
 
     /** x as it is: the kernel broadcasts each x from xq; no sums. */

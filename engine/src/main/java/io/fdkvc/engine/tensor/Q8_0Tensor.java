@@ -15,7 +15,9 @@ import jdk.incubator.vector.VectorOperators;
 
 /**
  * GGML Q8_0: blocks of 32 weights stored as an f16 scale {@code d} followed by 32 signed bytes
- * {@code q}; weight i is {@code d * q[i]} (34 bytes per block).
+ * {@code q}; weight i is {@code d * q[i]} (34 bytes per block). A batch of one runs on the
+ * matrix's {@link Q8_0RowLanes} copy where it has one (rows in whole groups of L), else on the
+ * row kernel here ({@link #rowDot}, two rows per pass); larger batches read the file's blocks.
  */
 public final class Q8_0Tensor extends SegmentTensor {
     static final int QK = 32, BLOCK = 34;

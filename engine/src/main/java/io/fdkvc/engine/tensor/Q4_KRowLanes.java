@@ -40,18 +40,12 @@ final class Q4_KRowLanes extends RowLanes {
         return CHUNKS + (long) CHUNK * (j >> 1) + 32L * G + (long) G * (j & 1);
     }
 
-    private Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
+    Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
         super(seg, rows, cols, QK);
     }
 
-    /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
-    static Q4_KRowLanes of(SegmentTensor t) {
-        MemorySegment dst = rearrange(t, BLOCK, GROUP_BLOCK, Q4_KRowLanes::rowBlock);
-        return dst == null ? null : new Q4_KRowLanes(dst, t.rows(), t.cols());
-    }
-
     /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
-    private static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
+    static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
         FLOATS.set(dst, q + D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)));
         FLOATS.set(dst, q + DMIN + 4 * k, Float.float16ToFloat((short) ((src[p + 2] & 0xFF) | src[p + 3] << 8)));
         int s0 = (int) INTS.get(src, p + 4), s1 = (int) INTS.get(src, p + 8), s2 = (int) INTS.get(src, p + 12);

@@ -40,22 +40,21 @@ final class Q6_KRowLanes extends RowLanes {
     /** Bytes per group and super-block. */
     static final int GROUP_BLOCK = 212 * G;
 
-    private Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
+    Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
         super(seg, rows, cols, QK);
     }
 
-    /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
-    static Q6_KRowLanes of(SegmentTensor t) {
+    /** {@link #rowBlock} with its scratch, for one {@link #rearrange} (one thread's). */
+    static RowBlock rowBlocks() {
         int[] q = new int[QK];
-        MemorySegment dst = rearrange(t, BLOCK, GROUP_BLOCK, (src, p, out, o, k) -> rowBlock(src, p, out, o, k, q));
-        return dst == null ? null : new Q6_KRowLanes(dst, t.rows(), t.cols());
+        return (src, p, out, o, k) -> rowBlock(src, p, out, o, k, q);
     }
 
     /**
      * Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at
      * {@code dst[o ..]}, through q (256 ints of scratch).
      */
-    private static void rowBlock(byte[] src, int p, byte[] dst, int o, int k, int[] q) {
+    static void rowBlock(byte[] src, int p, byte[] dst, int o, int k, int[] q) {
         // the 6-bit values in weight order (Q6_KTensor's class comment)
         for (int h = 0; h < 2; h++) {
             int ql = p + 64 * h, qh = p + 128 + 32 * h;

@@ -23,18 +23,12 @@ final class Q8_0RowLanes extends RowLanes {
     /** Bytes per group and block. */
     static final int GROUP_BLOCK = QUANTS + QK * G;
 
-    private Q8_0RowLanes(MemorySegment seg, int rows, int cols) {
+    Q8_0RowLanes(MemorySegment seg, int rows, int cols) {
         super(seg, rows, cols, QK);
     }
 
-    /** The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the system refuses it. */
-    static Q8_0RowLanes of(SegmentTensor t) {
-        MemorySegment dst = rearrange(t, BLOCK, GROUP_BLOCK, Q8_0RowLanes::rowBlock);
-        return dst == null ? null : new Q8_0RowLanes(dst, t.rows(), t.cols());
-    }
-
     /** Row k of a group's block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
-    private static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
+    static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
         FLOATS.set(dst, q + D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)) * 0x1p-24f);
         // columns 4c .. 4c + 3 are four consecutive bytes in both layouts: one int each
         for (int c = 0; c < QK / 4; c++) INTS.set(dst, q + QUANTS + c * 4 * G + 4 * k, (int) INTS.get(src, p + 2 + 4 * c));

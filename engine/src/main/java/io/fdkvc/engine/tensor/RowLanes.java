@@ -71,9 +71,9 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
      */
     static RowLanes of(SegmentTensor t) {
         return switch (t.type()) {
-            case Q4_K -> Q4_KRowLanes.of(t);
-            case Q6_K -> Q6_KRowLanes.of(t);
-            case Q8_0 -> Q8_0RowLanes.of(t);
+            case Q4_K -> rearrange(t, Q4_KRowLanes.BLOCK, Q4_KRowLanes.GROUP_BLOCK, Q4_KRowLanes::rowBlock, Q4_KRowLanes::new);
+            case Q6_K -> rearrange(t, Q6_KRowLanes.BLOCK, Q6_KRowLanes.GROUP_BLOCK, Q6_KRowLanes.rowBlocks(), Q6_KRowLanes::new);
+            case Q8_0 -> rearrange(t, Q8_0RowLanes.BLOCK, Q8_0RowLanes.GROUP_BLOCK, Q8_0RowLanes::rowBlock, Q8_0RowLanes::new);
             default -> throw new IllegalArgumentException(t.type() + " has no rearranged form");
         };
     }
@@ -95,14 +95,20 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
         void rearrange(byte[] src, int p, byte[] dst, int q, int k);
     }
 
+    /** A type's copy over the memory {@link #rearrange} filled. */
+    @FunctionalInterface
+    interface Copy {
+        RowLanes over(MemorySegment seg, int rows, int cols);
+    }
+
     /**
      * The whole groups of {@code t}'s rows in the layout {@code rowBlock} writes, {@code groupBlock}
-     * bytes per group and block of {@code block} bytes, in memory of their own ({@link #memory});
-     * null when the system refuses it. Each group's L rows are copied to heap memory whole, its
+     * bytes per group and block of {@code block} bytes, in memory of their own ({@link #memory}),
+     * as {@code copy} makes it; null when the system refuses the memory. Each group's L rows are copied to heap memory whole, its
      * group-blocks assembled there and copied out whole: element by element between the mapped
      * file and the copy, the 1B Q4_K_M file's took seconds more.
      */
-    static MemorySegment rearrange(SegmentTensor t, int block, int groupBlock, RowBlock rowBlock) {
+    static RowLanes rearrange(SegmentTensor t, int block, int groupBlock, RowBlock rowBlock, Copy copy) {
         int groups = t.rows() / G, blocks = (int) (t.rowBytes() / block);
         int rowBytes = Math.toIntExact(t.rowBytes());
         MemorySegment src = t.segment(), dst = memory((long) groups * blocks * groupBlock);
@@ -116,7 +122,7 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
             }
             MemorySegment.copy(out, 0, dst, (long) g * outb.length, outb.length);
         }
-        return dst;
+        return copy.over(dst, t.rows(), t.cols());
     }
 
     /**

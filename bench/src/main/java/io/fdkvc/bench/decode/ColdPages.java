@@ -1,3 +1,5 @@
+package io.fdkvc.bench.decode;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -12,7 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  * after another pass and after 1.5 s in which they were not touched (asleep, or reading the
  * other copy). One 64-byte load per 64 bytes, summed. The question it answers: does a mapped
  * model file read as fast as private memory once a decode has left it alone for a while?
- * usage: java --add-modules jdk.incubator.vector bench/decode-experiments/ColdPages.java FILE
+ * usage (repository root): scripts/run-bench decode.ColdPages FILE
  */
 public class ColdPages {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED;
@@ -26,10 +28,17 @@ public class ColdPages {
 
     public static void main(String[] args) throws Exception {
         if (args.length != 1) {
-            System.err.println("usage: java --add-modules jdk.incubator.vector ColdPages.java FILE");
+            System.err.println("usage: scripts/run-bench decode.ColdPages FILE");
             System.exit(2);
         }
-        FileChannel ch = FileChannel.open(Path.of(args[0]));
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(Path.of(args[0]));
+        } catch (java.io.IOException e) {
+            System.err.println("ColdPages: cannot open FILE " + args[0] + ": " + e);
+            System.exit(2);
+            return;
+        }
         MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), Arena.global());
         MemorySegment copied = Arena.global().allocate(ch.size(), 4096);
         MemorySegment.copy(mapped, 0, copied, 0, ch.size());

@@ -31,17 +31,21 @@ public class ColdPages {
             System.err.println("usage: scripts/run-bench decode.ColdPages FILE");
             System.exit(2);
         }
-        FileChannel ch;
-        try {
-            ch = FileChannel.open(Path.of(args[0]));
+        MemorySegment mapped, copied;
+        try (FileChannel ch = FileChannel.open(Path.of(args[0]))) {
+            if (ch.size() == 0) {
+                System.err.println("ColdPages: FILE " + args[0] + " is empty");
+                System.exit(2);
+            }
+            mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), Arena.global());
+            copied = Arena.global().allocate(ch.size(), 4096);
+            MemorySegment.copy(mapped, 0, copied, 0, ch.size());
         } catch (java.io.IOException e) {
-            System.err.println("ColdPages: cannot open FILE " + args[0] + ": " + e);
+            System.err.println("ColdPages: cannot map FILE " + args[0] + ": "
+                    + (e instanceof java.nio.file.NoSuchFileException ? "no such file" : e.getMessage()));
             System.exit(2);
             return;
         }
-        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), Arena.global());
-        MemorySegment copied = Arena.global().allocate(ch.size(), 4096);
-        MemorySegment.copy(mapped, 0, copied, 0, ch.size());
         double sink = 0;
         for (int i = 0; i < 5; i++) sink += pass(mapped) + pass(copied);
         for (int round = 0; round < 2; round++) {

@@ -47,8 +47,8 @@ public record LlamaWeights(
 
     /**
      * {@link FloatTensor#prepareDecode} of every matrix the decode step multiplies, the matrices
-     * taken in parallel (the common fork-join pool): for a Q4_K_M file, the copies its Q4_K and
-     * Q6_K products read, made at load instead of on the first decoded token.
+     * taken in parallel (the common fork-join pool): the row-lane copies that its Q4_K, Q6_K and
+     * Q8_0 products read, made at load instead of on the first decoded token.
      */
     public void prepareDecode() {
         List<FloatTensor> all = new ArrayList<>();

@@ -62,16 +62,10 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
-    /** This thread's scratch, large enough for this tensor's prepared x and sums. */
-    private Scratch scratch() {
+    private Scratch prepared(float[] x, int xOff) {
         Scratch sc = SCRATCH.get();
         if (sc.xp.length < cols) sc.xp = new float[cols];
         if (sc.xs.length < sumsLength()) sc.xs = new float[sumsLength()];
-        return sc;
-    }
-
-    private Scratch prepared(float[] x, int xOff) {
-        Scratch sc = scratch();
         prepare(x, xOff, sc.xp, sc.xs);
         return sc;
     }

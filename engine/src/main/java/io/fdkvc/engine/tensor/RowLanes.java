@@ -185,23 +185,23 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
     abstract void group(int g, float[] xq, float[] xs, float[] dst, int dstOff);
 
     /**
-     * out[outOff + r] for the rows r in [from, to) that lie in whole groups: each group that
-     * overlaps the range is summed whole and only its rows in range are written.
+     * out[outOff + r] for the rows r in [from, to) (to at most {@link #groupedRows}): the groups
+     * wholly in range in pairs ({@link #pair}, groups w0 + i and w0 + q + i: two streams) and the
+     * odd one alone; a group the range cuts at either end is summed whole and only its rows in
+     * range are written.
      */
     private void rows(int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
-        int g0 = from / G, g1 = Math.min(groups, (to + G - 1) / G);
-        // the whole groups in range, [w0, w1), in pairs that read two streams: groups w0 + i and w0 + q + i
-        int w0 = (from + G - 1) / G, w1 = Math.max(w0, Math.min(g1, to / G)), q = (w1 - w0) / 2;
+        int w0 = (from + G - 1) / G, w1 = Math.max(w0, to / G), q = (w1 - w0) / 2;
         for (int i = 0; i < q; i++) pair(w0 + i, w0 + q + i, xq, xs, out, outOff + (w0 + i) * G, outOff + (w0 + q + i) * G);
-        for (int g = g0; g < g1; g++) {
-            int r0 = g * G;
-            if (g >= w0 && g < w1) {
-                if (g >= w0 + 2 * q) group(g, xq, xs, out, outOff + r0);   // the odd one
-            } else {
-                group(g, xq, xs, group, 0);
-                for (int r = Math.max(from, r0), e = Math.min(to, r0 + G); r < e; r++) out[outOff + r] = group[r - r0];
-            }
-        }
+        if (w0 + 2 * q < w1) group(w1 - 1, xq, xs, out, outOff + (w1 - 1) * G);
+        if (from % G != 0) cut(from / G, from, to, xq, xs, out, outOff, group);
+        if (to % G != 0 && to / G >= w0) cut(to / G, from, to, xq, xs, out, outOff, group);
+    }
+
+    /** Group g summed whole into {@code group}, its rows in [from, to) copied to out. */
+    private void cut(int g, int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
+        group(g, xq, xs, group, 0);
+        for (int r = Math.max(from, g * G), e = Math.min(to, g * G + G); r < e; r++) out[outOff + r] = group[r - g * G];
     }
 
     /**

@@ -22,9 +22,10 @@ public abstract class FloatTensor {
     public abstract float dot(int row, float[] x, int xOff);
 
     /**
-     * Makes whatever this tensor's batch-of-one products read besides its weights (the Q4_K, Q6_K
-     * and Q8_0 matrices' {@link RowLanes} copies), which would otherwise be made on the first such product;
-     * nothing for the other types. A model loader calls it, so that the cost falls at load and not
+     * Makes whatever this tensor's products read in place of its file's weights (the Q4_K, Q6_K
+     * and Q8_0 matrices' {@link RowLanes} copies, which the batch-of-one products and the tiled
+     * product's panels read), which would otherwise be made on the first product; nothing for the
+     * other types. A model loader calls it, so that the cost falls at load and not
      * on the first decoded token.
      */
     public void prepareDecode() {}
@@ -40,6 +41,17 @@ public abstract class FloatTensor {
      * prefill's panel fill, {@link #tiled}).
      */
     abstract void dequantizeColumns(int row, int from, int to, float[] out, int off);
+
+    /**
+     * Fills a panel of the tiled product column by column, when this tensor can: row r + j, column
+     * k of [from, to) to {@code w[(k - from) * PANEL + j]} for j in [0, rows), with {@link
+     * #dequantizeColumns}' bits, and returns true; the rows after the range that the fill writes
+     * (to at most PANEL) hold finite weights of later rows. False, writing nothing, where it
+     * cannot: {@link #tiled} then dequantizes the panel row by row.
+     */
+    boolean fillPanel(int r, int rows, int from, int to, float[] w) {
+        return false;
+    }
 
     /**
      * Batched product for rows {@code [rowFrom, rowTo)} on the calling thread (the caller splits
@@ -121,28 +133,37 @@ public abstract class FloatTensor {
         int panel = Math.min(PANEL, (rowTo - rowFrom + unit - 1) / unit * unit), perPanel = panel / MR * tiles * MR * nb;
         boolean spans = n > SPAN;
         int width = spans ? SPAN : n, panels = spans ? (rowTo - rowFrom + panel - 1) / panel : 1;
-        Scratch sc = SCRATCH.get().ensure(panel * width, panels * perPanel);
+        Scratch sc = SCRATCH.get().ensure(PANEL * width, panels * perPanel);
         float[] w = sc.w, acc = sc.acc;
         for (int k0 = 0; k0 < n; k0 += width) {
             int k1 = Math.min(n, k0 + width), span = k1 - k0;
             for (int r = rowFrom, pi = 0; r < rowTo; r += panel, pi++) {
                 int rows = Math.min(panel, rowTo - r), blocks = (rows + unit - 1) / unit * (unit / MR), ao = spans ? pi * perPanel : 0;
-                for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, j * span);
-                // zero rows pad the last row block; their sums are never written out
-                java.util.Arrays.fill(w, rows * span, blocks * MR * span, 0f);
+                // the panel column by column (row j, column k at w[(k - k0) * PANEL + j]) where the
+                // tensor fills it so, else row by row (at w[j * span + k - k0]); the rows that pad
+                // the last row block hold zeros or later rows' weights, and their sums are never
+                // written out
+                int rs = 1, cs = PANEL;
+                if (!fillPanel(r, rows, k0, k1, w)) {
+                    rs = span;
+                    cs = 1;
+                    for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, j * span);
+                    java.util.Arrays.fill(w, rows * span, blocks * MR * span, 0f);
+                }
                 if (k0 == 0) java.util.Arrays.fill(acc, ao, ao + blocks * tiles * MR * nb, 0f);
-                kernels(w, span, k0, k1, blocks, x, acc, ao);
+                kernels(w, rs, cs, k0, k1, blocks, x, acc, ao);
                 if (k1 == n) scatter(r, rows, x, acc, ao, out, outOff, outStride);
             }
         }
     }
 
     /**
-     * The kernels over a panel of {@code blocks} row blocks whose row stride in w is {@code ws}
-     * and which holds columns [k0, k1): acc[ao + (rb*tiles + t)*MR*nb ..] += the panel times the
+     * The kernels over a panel of {@code blocks} row blocks that holds columns [k0, k1), row j's
+     * column k at {@code w[j * rs + (k - k0) * cs]} (row by row: rs the span, cs 1; column by
+     * column: rs 1, cs {@link #PANEL}): acc[ao + (rb*tiles + t)*MR*nb ..] += the panel times the
      * batch's columns [k0, k1), in column blocks of {@link #KB}.
      */
-    private static void kernels(float[] w, int ws, int k0, int k1, int blocks, TransposedBatch x, float[] acc, int ao) {
+    private static void kernels(float[] w, int rs, int cs, int k0, int k1, int blocks, TransposedBatch x, float[] acc, int ao) {
         int n = x.cols, nb = x.nb, tiles = x.tiles;
         float[] xt = x.xt;
         for (int c0 = k0; c0 < k1; c0 += KB) {
@@ -152,16 +173,17 @@ public abstract class FloatTensor {
                 // FMA chains in flight where six would wait on the FMA latency. With one tile,
                 // consecutive row blocks are consecutive in acc and in w.
                 for (int rb = 0; rb < blocks; rb += 2) {
-                    kernelNarrow(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, k0 * nb, acc, ao + rb * MR * nb);
+                    kernelNarrow(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, k0 * nb, acc, ao + rb * MR * nb);
                 }
                 continue;
             }
             for (int rb = 0; rb < blocks; rb++) {
                 for (int t = 0; t < tiles; t++) {
-                    // w holds column k at k - k0; xt's tile t holds it at (t*n + k)*nb
+                    // w holds row rb*MR + j, column k at (rb*MR + j)*rs + (k - k0)*cs; xt's tile t
+                    // holds column k at (t*n + k)*nb
                     int a = ao + (rb * tiles + t) * MR * nb, xo = (t * n + k0) * nb;
-                    if (x.wide) kernelWide(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, a);
-                    else kernel(w, rb * MR * ws, ws, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    if (x.wide) kernelWide(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    else kernel(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
                 }
             }
         }
@@ -357,15 +379,18 @@ public abstract class FloatTensor {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /**
-     * acc[ao + j*NB ..] += sum_{k in [k0, k1)} w[wo + j*n + k] * xt[xo + k*NB ..] for the MR rows j,
-     * with the MR x 2 accumulators in registers: loaded, one FMA per weight and vector in column
-     * order, stored. Written out row by row because a helper returning vectors that C2 does not
-     * inline would box them; every index is the loop counter plus an invariant so that C2 can
-     * hoist the range checks out of the loop. The accumulators are addressed as ao plus constants
+     * acc[ao + j*NB ..] += sum_{k in [k0, k1)} w[wo + j*n + k*cs] * xt[xo + k*NB ..] for the MR rows
+     * j (n the row stride, cs the column stride: either layout of {@link #kernels}), with the MR x 2
+     * accumulators in registers: loaded, one FMA per weight and vector in column order, stored.
+     * Written out row by row because a helper returning vectors that C2 does not inline would box
+     * them. C2 hoists the range checks of x's loads (the loop counter times a constant) out of the
+     * loop and keeps one per weight load (k*cs, a scale it does not know): one compare and branch
+     * beside four FMAs, which measured the same as the row-by-row layout's kernel whose checks it
+     * hoisted (`kernels.GemmBench`, within the runs' spread). The accumulators are addressed as ao plus constants
      * rather than through one offset variable per row: six more integers live across the loop
      * spilled x86's general registers and cost the wide kernel a quarter of its speed.
      */
-    private static void kernel(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+    private static void kernel(float[] w, int wo, int n, int cs, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
         VectorSpecies<Float> F = Simd.F;
         int L = Simd.L;
         FloatVector c00 = FloatVector.fromArray(F, acc, ao), c01 = FloatVector.fromArray(F, acc, ao + L);
@@ -376,19 +401,19 @@ public abstract class FloatTensor {
         FloatVector c50 = FloatVector.fromArray(F, acc, ao + 5 * NB), c51 = FloatVector.fromArray(F, acc, ao + 5 * NB + L);
         int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
         for (int k = k0; k < k1; k++) {
-            int p = xo + k * NB;
+            int p = xo + k * NB, q = k * cs;
             FloatVector v0 = FloatVector.fromArray(F, xt, p), v1 = FloatVector.fromArray(F, xt, p + L);
-            FloatVector b = FloatVector.broadcast(F, w[w0 + k]);
+            FloatVector b = FloatVector.broadcast(F, w[w0 + q]);
             c00 = v0.fma(b, c00); c01 = v1.fma(b, c01);
-            b = FloatVector.broadcast(F, w[w1 + k]);
+            b = FloatVector.broadcast(F, w[w1 + q]);
             c10 = v0.fma(b, c10); c11 = v1.fma(b, c11);
-            b = FloatVector.broadcast(F, w[w2 + k]);
+            b = FloatVector.broadcast(F, w[w2 + q]);
             c20 = v0.fma(b, c20); c21 = v1.fma(b, c21);
-            b = FloatVector.broadcast(F, w[w3 + k]);
+            b = FloatVector.broadcast(F, w[w3 + q]);
             c30 = v0.fma(b, c30); c31 = v1.fma(b, c31);
-            b = FloatVector.broadcast(F, w[w4 + k]);
+            b = FloatVector.broadcast(F, w[w4 + q]);
             c40 = v0.fma(b, c40); c41 = v1.fma(b, c41);
-            b = FloatVector.broadcast(F, w[w5 + k]);
+            b = FloatVector.broadcast(F, w[w5 + q]);
             c50 = v0.fma(b, c50); c51 = v1.fma(b, c51);
         }
         c00.intoArray(acc, ao); c01.intoArray(acc, ao + L);
@@ -403,7 +428,7 @@ public abstract class FloatTensor {
      * {@link #kernel} with one vector of batch rows (nb = L) over two row blocks: 12 weight rows,
      * consecutive in w and in acc, twelve accumulators.
      */
-    private static void kernelNarrow(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+    private static void kernelNarrow(float[] w, int wo, int n, int cs, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
         VectorSpecies<Float> F = Simd.F;
         int L = Simd.L;
         FloatVector c0 = FloatVector.fromArray(F, acc, ao), c1 = FloatVector.fromArray(F, acc, ao + L), c2 = FloatVector.fromArray(F, acc, ao + 2 * L);
@@ -413,19 +438,20 @@ public abstract class FloatTensor {
         int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
         int w6 = w5 + n, w7 = w6 + n, w8 = w7 + n, w9 = w8 + n, w10 = w9 + n, w11 = w10 + n;
         for (int k = k0; k < k1; k++) {
+            int q = k * cs;
             FloatVector v = FloatVector.fromArray(F, xt, xo + k * L);
-            c0 = v.fma(FloatVector.broadcast(F, w[w0 + k]), c0);
-            c1 = v.fma(FloatVector.broadcast(F, w[w1 + k]), c1);
-            c2 = v.fma(FloatVector.broadcast(F, w[w2 + k]), c2);
-            c3 = v.fma(FloatVector.broadcast(F, w[w3 + k]), c3);
-            c4 = v.fma(FloatVector.broadcast(F, w[w4 + k]), c4);
-            c5 = v.fma(FloatVector.broadcast(F, w[w5 + k]), c5);
-            c6 = v.fma(FloatVector.broadcast(F, w[w6 + k]), c6);
-            c7 = v.fma(FloatVector.broadcast(F, w[w7 + k]), c7);
-            c8 = v.fma(FloatVector.broadcast(F, w[w8 + k]), c8);
-            c9 = v.fma(FloatVector.broadcast(F, w[w9 + k]), c9);
-            c10 = v.fma(FloatVector.broadcast(F, w[w10 + k]), c10);
-            c11 = v.fma(FloatVector.broadcast(F, w[w11 + k]), c11);
+            c0 = v.fma(FloatVector.broadcast(F, w[w0 + q]), c0);
+            c1 = v.fma(FloatVector.broadcast(F, w[w1 + q]), c1);
+            c2 = v.fma(FloatVector.broadcast(F, w[w2 + q]), c2);
+            c3 = v.fma(FloatVector.broadcast(F, w[w3 + q]), c3);
+            c4 = v.fma(FloatVector.broadcast(F, w[w4 + q]), c4);
+            c5 = v.fma(FloatVector.broadcast(F, w[w5 + q]), c5);
+            c6 = v.fma(FloatVector.broadcast(F, w[w6 + q]), c6);
+            c7 = v.fma(FloatVector.broadcast(F, w[w7 + q]), c7);
+            c8 = v.fma(FloatVector.broadcast(F, w[w8 + q]), c8);
+            c9 = v.fma(FloatVector.broadcast(F, w[w9 + q]), c9);
+            c10 = v.fma(FloatVector.broadcast(F, w[w10 + q]), c10);
+            c11 = v.fma(FloatVector.broadcast(F, w[w11 + q]), c11);
         }
         c0.intoArray(acc, ao); c1.intoArray(acc, ao + L); c2.intoArray(acc, ao + 2 * L);
         c3.intoArray(acc, ao + 3 * L); c4.intoArray(acc, ao + 4 * L); c5.intoArray(acc, ao + 5 * L);
@@ -434,7 +460,7 @@ public abstract class FloatTensor {
     }
 
     /** {@link #kernel} with four vectors of batch rows (NB_WIDE): 24 accumulators in registers. */
-    private static void kernelWide(float[] w, int wo, int n, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+    private static void kernelWide(float[] w, int wo, int n, int cs, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
         VectorSpecies<Float> F = Simd.F;
         int L = Simd.L, NB = NB_WIDE;
         FloatVector c00 = FloatVector.fromArray(F, acc, ao), c01 = FloatVector.fromArray(F, acc, ao + L), c02 = FloatVector.fromArray(F, acc, ao + 2 * L), c03 = FloatVector.fromArray(F, acc, ao + 3 * L);
@@ -445,20 +471,20 @@ public abstract class FloatTensor {
         FloatVector c50 = FloatVector.fromArray(F, acc, ao + 5 * NB), c51 = FloatVector.fromArray(F, acc, ao + 5 * NB + L), c52 = FloatVector.fromArray(F, acc, ao + 5 * NB + 2 * L), c53 = FloatVector.fromArray(F, acc, ao + 5 * NB + 3 * L);
         int w0 = wo, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n, w4 = w3 + n, w5 = w4 + n;
         for (int k = k0; k < k1; k++) {
-            int p = xo + k * NB;
+            int p = xo + k * NB, q = k * cs;
             FloatVector v0 = FloatVector.fromArray(F, xt, p), v1 = FloatVector.fromArray(F, xt, p + L);
             FloatVector v2 = FloatVector.fromArray(F, xt, p + 2 * L), v3 = FloatVector.fromArray(F, xt, p + 3 * L);
-            FloatVector b = FloatVector.broadcast(F, w[w0 + k]);
+            FloatVector b = FloatVector.broadcast(F, w[w0 + q]);
             c00 = v0.fma(b, c00); c01 = v1.fma(b, c01); c02 = v2.fma(b, c02); c03 = v3.fma(b, c03);
-            b = FloatVector.broadcast(F, w[w1 + k]);
+            b = FloatVector.broadcast(F, w[w1 + q]);
             c10 = v0.fma(b, c10); c11 = v1.fma(b, c11); c12 = v2.fma(b, c12); c13 = v3.fma(b, c13);
-            b = FloatVector.broadcast(F, w[w2 + k]);
+            b = FloatVector.broadcast(F, w[w2 + q]);
             c20 = v0.fma(b, c20); c21 = v1.fma(b, c21); c22 = v2.fma(b, c22); c23 = v3.fma(b, c23);
-            b = FloatVector.broadcast(F, w[w3 + k]);
+            b = FloatVector.broadcast(F, w[w3 + q]);
             c30 = v0.fma(b, c30); c31 = v1.fma(b, c31); c32 = v2.fma(b, c32); c33 = v3.fma(b, c33);
-            b = FloatVector.broadcast(F, w[w4 + k]);
+            b = FloatVector.broadcast(F, w[w4 + q]);
             c40 = v0.fma(b, c40); c41 = v1.fma(b, c41); c42 = v2.fma(b, c42); c43 = v3.fma(b, c43);
-            b = FloatVector.broadcast(F, w[w5 + k]);
+            b = FloatVector.broadcast(F, w[w5 + q]);
             c50 = v0.fma(b, c50); c51 = v1.fma(b, c51); c52 = v2.fma(b, c52); c53 = v3.fma(b, c53);
         }
         c00.intoArray(acc, ao); c01.intoArray(acc, ao + L); c02.intoArray(acc, ao + 2 * L); c03.intoArray(acc, ao + 3 * L);

@@ -132,4 +132,34 @@ final class Q4_KRowLanes extends RowLanes {
         }
         acc.intoArray(dst, dstOff);
     }
+
+    /**
+     * Per chunk of 64 columns, sub-blocks 2c and 2c + 1: the L rows' {@code scale * d} and
+     * {@code min * dmin}, then nibble n of byte m of each of the chunk's eight ints, column
+     * {@code 64c + 32n + (4v + m) % 32}, is {@code q * (scale * d) - min * dmin}: {@link
+     * Q4_KTensor}'s dequantised bits.
+     */
+    @Override
+    void fill(int g, int from, int to, float[] w, int off, int stride) {
+        MemorySegment s = seg;
+        long base = ((long) g * blocks + from / QK) * GROUP_BLOCK;
+        for (int b = from / QK, o = off; b < to / QK; b++, base += GROUP_BLOCK, o += QK * stride) {
+            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+            for (int c = 0; c < 4; c++) {
+                long sc = base + scales(2 * c), mn = sc + 2 * G;
+                FloatVector d1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
+                FloatVector d2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
+                FloatVector m1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(dmin);
+                FloatVector m2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(dmin);
+                for (int v = 8 * c; v < 8 * c + 8; v++) {
+                    IntVector q = IntVector.fromMemorySegment(I, s, base + quants(v), LE);
+                    int col = o + (64 * c + (4 * v & 31)) * stride;
+                    for (int m = 0; m < 4; m++, col += stride) {
+                        ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m).and(0xF).convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoArray(w, col);
+                        ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m + 4).and(0xF).convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoArray(w, col + 32 * stride);
+                    }
+                }
+            }
+        }
+    }
 }

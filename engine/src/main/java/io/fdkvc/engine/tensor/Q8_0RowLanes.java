@@ -68,6 +68,27 @@ final class Q8_0RowLanes extends RowLanes {
         acc.intoArray(dst, dstOff);
     }
 
+    /**
+     * Per block, each four columns' int vector gives four columns of the L rows, byte m at the top
+     * of its lane (q * 2^24) times d * 2^-24: q * d, the row kernel's dequantised bits (powers of
+     * two scale exactly).
+     */
+    @Override
+    void fill(int g, int from, int to, float[] w, int off, int stride) {
+        MemorySegment s = seg;
+        long base = ((long) g * blocks + from / QK) * GROUP_BLOCK;
+        for (int b = from / QK, o = off; b < to / QK; b++, base += GROUP_BLOCK) {
+            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE);
+            for (int j = 0; j < QK; j += 4, o += 4 * stride) {
+                IntVector v = IntVector.fromMemorySegment(I, s, base + QUANTS + j * G, LE);
+                ((FloatVector) v.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o);
+                ((FloatVector) v.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + stride);
+                ((FloatVector) v.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + 2 * stride);
+                ((FloatVector) v.and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + 3 * stride);
+            }
+        }
+    }
+
     /** Groups g and h in one pass, each x broadcast once for both: two streams of weights, the same bits as {@link #group}. */
     @Override
     void pair(int g, int h, float[] xq, float[] xs, float[] dst, int gOff, int hOff) {

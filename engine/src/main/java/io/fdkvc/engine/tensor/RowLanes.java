@@ -26,7 +26,9 @@ import jdk.incubator.vector.FloatVector;
  * tensor's first batch-of-one product ({@link SegmentTensor#rowLanes}), into memory of its own
  * that is freed when the tensor is no longer reachable; rows after the last whole group stay
  * with the row kernel, and so does a tensor whose copy the system refuses (a warning says so,
- * once per tensor). A group's sums are the same float products as the row kernel's, added in another
+ * once per tensor). The prefill's tiled product fills its panels from the copy too ({@link
+ * #fill}), wherever a panel's rows begin a group, so that both phases read the weights from one
+ * copy and the file's pages of these tensors are not read again once it is made. A group's sums are the same float products as the row kernel's, added in another
  * order: they differ from its results in the last bits, and do not depend on how the rows are
  * split over threads (a group is always summed whole, by each thread whose range it overlaps).
  */
@@ -183,6 +185,16 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
 
     /** The L dot products of group g's rows with x prepared by {@link #prepare}, to dst[dstOff ..]. */
     abstract void group(int g, float[] xq, float[] xs, float[] dst, int dstOff);
+
+    /**
+     * Group g's L rows, columns [from, to) (multiples of the block's columns), dequantised with the
+     * bits of the file type's {@link FloatTensor#dequantizeColumns}, column by column: row
+     * {@code g * L + lane}, column k to {@code w[off + (k - from) * stride + lane]}. The tiled
+     * product's panel fill ({@link FloatTensor#fillPanel}): one vector store per column of L rows,
+     * from the copy the decode reads, so that a prefill reads the weights' bytes from the same
+     * memory as the decode and not from the file as well.
+     */
+    abstract void fill(int g, int from, int to, float[] w, int off, int stride);
 
     /**
      * out[outOff + r] for the rows r in [from, to) (to at most {@link #groupedRows}): the groups

@@ -94,6 +94,20 @@ public abstract sealed class SegmentTensor extends FloatTensor
         }
     }
 
+    /**
+     * From the {@link RowLanes} copy where there is one and rows [r, r + rows) begin a group and
+     * end in a whole one: the groups over those rows, whole (up to L - 1 rows past r + rows, which
+     * the panel has room for).
+     */
+    @Override
+    final boolean fillPanel(int r, int rows, int from, int to, float[] w) {
+        RowLanes l = rowLanes();
+        int G = RowLanes.G;
+        if (l == null || r % G != 0 || r + rows > l.groupedRows()) return false;
+        for (int g = r / G, j = 0; j < rows; g++, j += G) l.fill(g, from, to, w, j, PANEL);
+        return true;
+    }
+
     /** The byte offset of row {@code row}, after checking that the row exists. */
     final long rowStart(int row) {
         return Objects.checkIndex(row, rows) * rowBytes;

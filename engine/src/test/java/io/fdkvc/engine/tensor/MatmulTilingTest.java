@@ -47,17 +47,40 @@ class MatmulTilingTest {
         }
     }
 
+    /**
+     * The types with {@link RowLanes} fill their panels column by column from the copy where a
+     * panel's rows begin a group and end within the whole groups, and row by row elsewhere: 113
+     * rows are seven groups and one row, so a range from row 0 or 16 ends in a panel the copy
+     * cannot fill (its last row has no group), one to row 100 ends in the middle of a group (the
+     * fill writes the group's rows past the range), and one from row 5 never starts a group.
+     * Spans and every tile width included.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {9, 33, 65})
+    void panelsFilledFromTheRowLanesAreTheSameChain(int batch) {
+        int rows = FloatTensor.PANEL * 2 + 17;
+        for (int[] range : new int[][] {{0, rows}, {16, 100}, {16, rows}, {5, 100}}) {
+            for (int cols : new int[] {FloatTensor.KB * 4, FloatTensor.SPAN * 2 + 512}) {
+                check(batch, cols, rows, range[0], range[1], GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0);
+            }
+        }
+    }
+
     private static void check(int batch, int cols, GgmlType... types) {
         check(batch, cols, FloatTensor.PANEL * 2 + 17, types);
     }
 
     private static void check(int batch, int cols, int rows, GgmlType... types) {
+        check(batch, cols, rows, 5, rows - 1, types);
+    }
+
+    private static void check(int batch, int cols, int rows, int from, int to, GgmlType... types) {
         for (GgmlType type : types) {
             Random r = new Random(batch * 7L + type.ordinal());
             float[] wf = new float[rows * cols];
             for (int i = 0; i < wf.length; i++) wf[i] = (float) r.nextGaussian();
             FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, wf)), rows, cols);
-            int xOff = 3, xStride = cols + 5, outOff = 1, outStride = rows + 2, from = 5, to = rows - 1;
+            int xOff = 3, xStride = cols + 5, outOff = 1, outStride = rows + 2;
             float[] x = new float[xOff + batch * xStride];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
             float[] out = new float[outOff + batch * outStride];

@@ -166,6 +166,38 @@ class RowLanesTest {
         assertThat(whole[1]).isZero();
     }
 
+    /**
+     * The prefill's panel fill from the copy ({@link RowLanes#fill}) writes a group's rows column by
+     * column with the bits of the type's own dequantisation, for any group and range of blocks, and
+     * leaves every other cell of the panel as it was.
+     */
+    @Property(tries = 40)
+    void thePanelFillIsEachRowDequantisedColumnByColumn(@ForAll @IntRange(min = 0, max = 2) int kind, @ForAll @IntRange(min = 0, max = 2) int g,
+                                                        @ForAll @IntRange(min = 0, max = 3) int b0, @ForAll @IntRange(min = 1, max = 4) int span,
+                                                        @ForAll long seed) {
+        if (!RowLanes.ENABLED) return;   // no copies: nothing fills from one
+        GgmlType type = new GgmlType[] {GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0}[kind];
+        Random r = new Random(seed);
+        int rows = 3 * L + 5, qk = type.blockSize, cols = 4 * qk, from = b0 * qk, to = Math.min(4, b0 + span) * qk;
+        byte[] bytes = Reference.randomRows(type, r, rows, cols / qk);
+        SegmentTensor t = (SegmentTensor) Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+        int off = 3, stride = L + 5;
+        float[] w = new float[off + (to - from) * stride + 7];
+        java.util.Arrays.fill(w, -7.5f);
+        t.rowLanes().fill(g, from, to, w, off, stride);
+        float[] row = new float[cols];
+        boolean[] written = new boolean[w.length];
+        for (int lane = 0; lane < L; lane++) {
+            t.dequantizeRow(g * L + lane, row, 0);
+            for (int k = from; k < to; k++) {
+                int i = off + (k - from) * stride + lane;
+                written[i] = true;
+                assertThat(Float.floatToRawIntBits(w[i])).as("%s group %d row %d column %d", type, g, lane, k).isEqualTo(Float.floatToRawIntBits(row[k]));
+            }
+        }
+        for (int i = 0; i < w.length; i++) if (!written[i]) assertThat(w[i]).as("cell %d, not the group's", i).isEqualTo(-7.5f);
+    }
+
     @Test
     void aSwitchThatIsNeitherTrueNorFalseIsRefusedByName() {
         assertThat(FloatTensor.flag("fdkvc.rowLanes", null, true)).isTrue();

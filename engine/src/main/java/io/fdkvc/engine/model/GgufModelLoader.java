@@ -23,9 +23,7 @@ public final class GgufModelLoader {
     public static LoadedModel load(Path path) {
         GgufFile f = GgufFile.open(path);
         try {
-            LoadedModel m = load(f);
-            io.fdkvc.engine.gguf.FiniteCheck.check(f); // NaN/Inf weights: refused naming the tensor
-            return m;
+            return load(f);
         } catch (RuntimeException | Error e) {
             f.close();
             throw e;
@@ -39,6 +37,9 @@ public final class GgufModelLoader {
         // with the file's add_bos_token / add_space_prefix, so that every user of the model tokenises alike
         Vocabulary vocab = io.fdkvc.engine.tokenizer.GgufVocabulary.withFlags(r.vocabulary(config.vocabSize()), f);
         LlamaWeights weights = r.weights(config);
+        // NaN/Inf weights: refused naming the tensor; before the row-lane copies, whose making
+        // lets the file's pages of their tensors go (a check after it read them all back in)
+        io.fdkvc.engine.gguf.FiniteCheck.check(f);
         weights.prepareDecode();
         return new LoadedModel(config, weights, vocab, f);
     }

@@ -83,6 +83,10 @@ public abstract sealed class SegmentTensor extends FloatTensor
         synchronized (this) {
             if (lanes == null && !refused) {
                 lanes = RowLanes.of(this);
+                // both phases read the copy from now on: the file's pages of these rows leave this
+                // process's memory (a mapped file's pages stay in the page cache, and any later
+                // read maps them again), so that the weights are held once and not twice
+                if (lanes != null && seg.isMapped()) segment().unload();
                 if (lanes == null) {
                     refused = true;
                     System.getLogger("io.fdkvc.engine").log(System.Logger.Level.WARNING, "the system refused memory for a " + rows + " x "

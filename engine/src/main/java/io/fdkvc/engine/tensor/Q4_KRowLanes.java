@@ -41,7 +41,7 @@ final class Q4_KRowLanes extends RowLanes {
     }
 
     Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols, QK);
+        super(seg, rows, cols, QK, GROUP_BLOCK);
     }
 
     /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
@@ -140,24 +140,21 @@ final class Q4_KRowLanes extends RowLanes {
      * Q4_KTensor}'s dequantised bits.
      */
     @Override
-    void fill(int g, int from, int to, float[] w, int off, int stride) {
+    void fillBlock(long base, float[] w, int o, int stride) {
         MemorySegment s = seg;
-        long base = ((long) g * blocks + from / QK) * GROUP_BLOCK;
-        for (int b = from / QK, o = off; b < to / QK; b++, base += GROUP_BLOCK, o += QK * stride) {
-            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
-            for (int c = 0; c < 4; c++) {
-                long sc = base + scales(2 * c), mn = sc + 2 * G;
-                FloatVector d1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
-                FloatVector d2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
-                FloatVector m1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(dmin);
-                FloatVector m2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(dmin);
-                for (int v = 8 * c; v < 8 * c + 8; v++) {
-                    IntVector q = IntVector.fromMemorySegment(I, s, base + quants(v), LE);
-                    int col = o + (64 * c + (4 * v & 31)) * stride;
-                    for (int m = 0; m < 4; m++, col += stride) {
-                        ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m).and(0xF).convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoArray(w, col);
-                        ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m + 4).and(0xF).convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoArray(w, col + 32 * stride);
-                    }
+        FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+        for (int c = 0; c < 4; c++) {
+            long sc = base + scales(2 * c), mn = sc + 2 * G;
+            FloatVector d1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
+            FloatVector d2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
+            FloatVector m1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(dmin);
+            FloatVector m2 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(dmin);
+            for (int v = 8 * c; v < 8 * c + 8; v++) {
+                IntVector q = IntVector.fromMemorySegment(I, s, base + quants(v), LE);
+                int col = o + (64 * c + (4 * v & 31)) * stride;
+                for (int m = 0; m < 4; m++, col += stride) {
+                    ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m).and(0xF).convert(VectorOperators.I2F, 0)).mul(d1).sub(m1).intoArray(w, col);
+                    ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m + 4).and(0xF).convert(VectorOperators.I2F, 0)).mul(d2).sub(m2).intoArray(w, col + 32 * stride);
                 }
             }
         }

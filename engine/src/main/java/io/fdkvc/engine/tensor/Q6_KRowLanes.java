@@ -41,7 +41,7 @@ final class Q6_KRowLanes extends RowLanes {
     static final int GROUP_BLOCK = 212 * G;
 
     Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols, QK);
+        super(seg, rows, cols, QK, GROUP_BLOCK);
     }
 
     /** {@link #rowBlock} with its scratch, for one {@link #rearrange} (one thread's). */
@@ -149,27 +149,24 @@ final class Q6_KRowLanes extends RowLanes {
      * {@link Q6_KTensor}'s dequantised bits.
      */
     @Override
-    void fill(int g, int from, int to, float[] w, int off, int stride) {
+    void fillBlock(long base, float[] w, int o, int stride) {
         MemorySegment s = seg;
-        long base = ((long) g * blocks + from / QK) * GROUP_BLOCK;
-        for (int b = from / QK, o = off; b < to / QK; b++, base += GROUP_BLOCK) {
-            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE);
-            for (int sb = 0; sb < 16; sb++, o += 16 * stride) {
-                long sub = base + sub(sb);
-                IntVector qh = IntVector.fromMemorySegment(I, s, sub, LE);
-                IntVector q0 = IntVector.fromMemorySegment(I, s, sub + 4 * G, LE);
-                IntVector q1 = IntVector.fromMemorySegment(I, s, sub + 8 * G, LE);
-                FloatVector dm = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, base + scales(sb), LE).convertShape(VectorOperators.B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
-                for (int i = 0; i < 4; i++) {
-                    IntVector q = switch (i) {
-                        case 0 -> q0.and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30303030));
-                        case 1 -> q0.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30303030));
-                        case 2 -> q1.and(0x0F0F0F0F).or(qh.and(0x30303030));
-                        default -> q1.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30303030));
-                    };
-                    for (int m = 0; m < 4; m++) {
-                        ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m).and(0x3F).sub(32).convert(VectorOperators.I2F, 0)).mul(dm).intoArray(w, o + (4 * i + m) * stride);
-                    }
+        FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE);
+        for (int sb = 0; sb < 16; sb++, o += 16 * stride) {
+            long sub = base + sub(sb);
+            IntVector qh = IntVector.fromMemorySegment(I, s, sub, LE);
+            IntVector q0 = IntVector.fromMemorySegment(I, s, sub + 4 * G, LE);
+            IntVector q1 = IntVector.fromMemorySegment(I, s, sub + 8 * G, LE);
+            FloatVector dm = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, base + scales(sb), LE).convertShape(VectorOperators.B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);
+            for (int i = 0; i < 4; i++) {
+                IntVector q = switch (i) {
+                    case 0 -> q0.and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30303030));
+                    case 1 -> q0.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30303030));
+                    case 2 -> q1.and(0x0F0F0F0F).or(qh.and(0x30303030));
+                    default -> q1.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30303030));
+                };
+                for (int m = 0; m < 4; m++) {
+                    ((FloatVector) q.lanewise(VectorOperators.LSHR, 8 * m).and(0x3F).sub(32).convert(VectorOperators.I2F, 0)).mul(dm).intoArray(w, o + (4 * i + m) * stride);
                 }
             }
         }

@@ -24,7 +24,7 @@ final class Q8_0RowLanes extends RowLanes {
     static final int GROUP_BLOCK = QUANTS + QK * G;
 
     Q8_0RowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols, QK);
+        super(seg, rows, cols, QK, GROUP_BLOCK);
     }
 
     /** Row k of a group's block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
@@ -74,18 +74,15 @@ final class Q8_0RowLanes extends RowLanes {
      * two scale exactly).
      */
     @Override
-    void fill(int g, int from, int to, float[] w, int off, int stride) {
+    void fillBlock(long base, float[] w, int o, int stride) {
         MemorySegment s = seg;
-        long base = ((long) g * blocks + from / QK) * GROUP_BLOCK;
-        for (int b = from / QK, o = off; b < to / QK; b++, base += GROUP_BLOCK) {
-            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE);
-            for (int j = 0; j < QK; j += 4, o += 4 * stride) {
-                IntVector v = IntVector.fromMemorySegment(I, s, base + QUANTS + j * G, LE);
-                ((FloatVector) v.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o);
-                ((FloatVector) v.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + stride);
-                ((FloatVector) v.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + 2 * stride);
-                ((FloatVector) v.and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + 3 * stride);
-            }
+        FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE);
+        for (int j = 0; j < QK; j += 4, o += 4 * stride) {
+            IntVector v = IntVector.fromMemorySegment(I, s, base + QUANTS + j * G, LE);
+            ((FloatVector) v.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o);
+            ((FloatVector) v.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + stride);
+            ((FloatVector) v.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + 2 * stride);
+            ((FloatVector) v.and(TOP).convert(VectorOperators.I2F, 0)).mul(d).intoArray(w, o + 3 * stride);
         }
     }
 

@@ -81,14 +81,19 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
     }
 
     final MemorySegment seg;
-    final int cols, groups, blocks;
+    final int cols, groups, blocks, qk, groupBlock;
 
-    /** A copy of {@code rows} x {@code cols} weights in blocks of {@code qk} columns. */
-    RowLanes(MemorySegment seg, int rows, int cols, int qk) {
+    /**
+     * A copy of {@code rows} x {@code cols} weights in blocks of {@code qk} columns, {@code
+     * groupBlock} bytes per group and block.
+     */
+    RowLanes(MemorySegment seg, int rows, int cols, int qk, int groupBlock) {
         this.seg = seg;
         this.cols = cols;
         this.groups = rows / G;
         this.blocks = cols / qk;
+        this.qk = qk;
+        this.groupBlock = groupBlock;
     }
 
     /** One row's block, {@code src[p ..]} in the file's layout, into lane k of a group-block at {@code dst[q ..]}. */
@@ -194,7 +199,13 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
      * from the copy the decode reads, so that a prefill reads the weights' bytes from the same
      * memory as the decode and not from the file as well.
      */
-    abstract void fill(int g, int from, int to, float[] w, int off, int stride);
+    final void fill(int g, int from, int to, float[] w, int off, int stride) {
+        long base = ((long) g * blocks + from / qk) * groupBlock;
+        for (int b = from / qk, o = off; b < to / qk; b++, base += groupBlock, o += qk * stride) fillBlock(base, w, o, stride);
+    }
+
+    /** {@link #fill} of the group-block at byte {@code base} of the copy: its column c to {@code w[o + c * stride ..]}. */
+    abstract void fillBlock(long base, float[] w, int o, int stride);
 
     /**
      * out[outOff + r] for the rows r in [from, to) (to at most {@link #groupedRows}): the groups

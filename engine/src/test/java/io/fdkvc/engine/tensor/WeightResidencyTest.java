@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Once a mapped tensor's {@link RowLanes} copy is made, both phases read the copy, and the file's
  * pages of the tensor leave the process's memory: the weights are held once, not twice. Measured
- * by the process's resident file pages (Linux's {@code RssFile}), around the copy of a 8.7 MB
+ * by the process's resident file pages (Linux's {@code RssFile}), around the copy of an 8.9 MB
  * Q8_0 matrix mapped from a file whose every page was read first; the file's rows still read the
  * same afterwards (from the page cache).
  */

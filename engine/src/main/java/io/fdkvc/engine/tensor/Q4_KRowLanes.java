@@ -5,11 +5,13 @@ import static io.fdkvc.engine.tensor.Simd.F;
 import static io.fdkvc.engine.tensor.Simd.I;
 import static io.fdkvc.engine.tensor.Simd.L;
 import static io.fdkvc.engine.tensor.Simd.LE;
+import static io.fdkvc.engine.tensor.Simd.S2;
 
 import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -60,10 +62,21 @@ final class Q4_KRowLanes extends RowLanes {
 
     /** SOURCE[8v + 4n + m] = the weight of nibble n of byte m of int v: the order x is read in. */
     private static final int[] SOURCE = new int[QK];
+    /**
+     * The integer kernel's pairs of x ({@link RowLanes#pairs}): for int v, pair 4v + i is the
+     * (short 0, short 1) weights of its i-th nibble of a short, nibbles (low of byte 0 | 2, high
+     * of byte 0 | 2, low of byte 1 | 3, high of byte 1 | 3).
+     */
+    private static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
     static {
         for (int v = 0; v < 32; v++) {
             for (int n = 0; n < 2; n++) {
                 for (int m = 0; m < 4; m++) SOURCE[8 * v + 4 * n + m] = MinKQuantTensor.weight(4 * v + m, n);
+            }
+            for (int i = 0; i < 4; i++) {
+                int n = i & 1, m = i >> 1;   // nibble i of a short: byte m of it, nibble n
+                PAIR_LO[4 * v + i] = MinKQuantTensor.weight(4 * v + m, n);
+                PAIR_HI[4 * v + i] = MinKQuantTensor.weight(4 * v + 2 + m, n);
             }
         }
     }
@@ -74,7 +87,13 @@ final class Q4_KRowLanes extends RowLanes {
      * sub-block j of super-block b (the mins' term).
      */
     @Override
-    void prepare(float[] x, int xOff, float[] xq, float[] xs) {
+    void prepare(float[] x, int xOff, Prepared p) {
+        if (INT8_ACTIVATIONS) {
+            roundToBytes(x, xOff, cols, p.xr, p.xq);
+            pairs(p.xr, cols, PAIR_LO, PAIR_HI, p.xi, 8, 1f, p.xs);
+            return;
+        }
+        float[] xq = p.xq, xs = p.xs;
         for (int b = 0; b < blocks; b++) {
             int xb = xOff + b * QK;
             for (int t = 0; t < QK; t += L) {
@@ -95,8 +114,63 @@ final class Q4_KRowLanes extends RowLanes {
      * out would pass its inlining budget (the vector helpers would then box).
      */
     @Override
-    void group(int g, float[] xq, float[] xs, float[] dst, int dstOff) {
+    void group(int g, Prepared p, float[] dst, int dstOff) {
+        if (INT8_ACTIVATIONS) groupInt8(g, p, dst, dstOff);
+        else groupFloat(g, p, dst, dstOff);
+    }
+
+    /**
+     * {@link #group} with x rounded to integers ({@link RowLanes#roundToBytes}, paired by {@link
+     * #prepare}: {@code xi[128b + 4v + i]} the x of int v's i-th pair of nibbles, {@code xq[b]} the
+     * block's scale, {@code xs[8b + j]} the sum of the rounded x over sub-block j). Per int vector
+     * of the copy, read as 2L shorts (lane 2k + h: bytes 2h and 2h + 1 of row k's int), its four
+     * nibbles are brought to the low bits one at a time and multiplied by a broadcast pair of x:
+     * nibbles 0 and 2 of a short (byte 2h and 2h + 1, low nibble) belong to sub-block 2c, 1 and 3
+     * to sub-block 2c + 1. A 16-bit lane sums 16 products of at most 15 * 127 per sub-block
+     * (30480, no overflow); its row's two shorts are then added as ints, scaled by the sub-block's
+     * scale in floats, and the mins' term is min times the sub-block's sum of x: all exact integers
+     * until the super-block's {@code d * dx} and {@code dmin * dx}.
+     */
+    private void groupInt8(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
+        int[] xi = p.xi;
+        float[] dx = p.xq, xs = p.xs;
+        FloatVector acc = FloatVector.zero(F);
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            FloatVector bs = FloatVector.zero(F), ms = FloatVector.zero(F);
+            for (int c = 0; c < 4; c++) {
+                ShortVector lo = ShortVector.zero(S2), hi = lo;
+                for (int v = 8 * c; v < 8 * c + 8; v++) {
+                    ShortVector q = IntVector.fromMemorySegment(I, s, base + quants(v), LE).reinterpretAsShorts();
+                    int k = b * 128 + 4 * v;
+                    lo = lo.add(q.and((short) 0xF).mul(IntVector.broadcast(I, xi[k]).reinterpretAsShorts()))
+                            .add(q.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xi[k + 2]).reinterpretAsShorts()));
+                    hi = hi.add(q.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xi[k + 1]).reinterpretAsShorts()))
+                            .add(q.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xi[k + 3]).reinterpretAsShorts()));
+                }
+                // each row's two shorts, sign-extended, added as ints
+                IntVector l = lo.reinterpretAsInts(), h = hi.reinterpretAsInts();
+                IntVector low = l.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(l.lanewise(VectorOperators.ASHR, 16));
+                IntVector high = h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(h.lanewise(VectorOperators.ASHR, 16));
+                long sc = base + scales(2 * c), mn = sc + 2 * G;
+                FloatVector sLow = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector sHigh = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector mLow = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector mHigh = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                bs = sHigh.fma((FloatVector) high.convert(VectorOperators.I2F, 0), sLow.fma((FloatVector) low.convert(VectorOperators.I2F, 0), bs));
+                ms = mHigh.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c + 1]), mLow.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c]), ms));
+            }
+            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+            acc = d.mul(bs).sub(dmin.mul(ms)).fma(FloatVector.broadcast(F, dx[b]), acc);
+        }
+        acc.intoArray(dst, dstOff);
+    }
+
+    /** {@link #group} with x in floats ({@code fdkvc.int8Activations=false}): the products exact. */
+    private void groupFloat(int g, Prepared p, float[] dst, int dstOff) {
+        MemorySegment s = seg;
+        float[] xq = p.xq, xs = p.xs;
         FloatVector acc = FloatVector.zero(F);
         long base = (long) g * blocks * GROUP_BLOCK;
         for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {

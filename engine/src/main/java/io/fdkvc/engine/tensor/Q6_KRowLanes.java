@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 
 /**
@@ -39,6 +40,19 @@ final class Q6_KRowLanes extends RowLanes {
     }
     /** Bytes per group and super-block. */
     static final int GROUP_BLOCK = 212 * G;
+
+    /**
+     * The integer kernel's pairs of x ({@link RowLanes#pairs}): pair 8sb + 2i + k is the weights
+     * of bytes k and k + 2 of sub-block sb's int i (weights 16sb + 4i + k and 16sb + 4i + k + 2).
+     */
+    private static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
+    static {
+        for (int j = 0; j < QK / 2; j++) {
+            int sb = j / 8, i = (j / 2) % 4, k = j % 2;
+            PAIR_LO[j] = 16 * sb + 4 * i + k;
+            PAIR_HI[j] = 16 * sb + 4 * i + k + 2;
+        }
+    }
 
     Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
         super(seg, rows, cols, QK, GROUP_BLOCK);
@@ -88,7 +102,13 @@ final class Q6_KRowLanes extends RowLanes {
      * {@code xs[16b + s]} = 32 times the sum of x over sub-block s of super-block b (the offsets).
      */
     @Override
-    void prepare(float[] x, int xOff, float[] xq, float[] xs) {
+    void prepare(float[] x, int xOff, Prepared p) {
+        if (INT8_ACTIVATIONS) {
+            roundToBytes(x, xOff, cols, p.xr, p.xq);
+            pairs(p.xr, cols, PAIR_LO, PAIR_HI, p.xi, 16, 32f, p.xs);
+            return;
+        }
+        float[] xq = p.xq, xs = p.xs;
         for (int i = 0; i < cols; i += L) FloatVector.fromArray(F, x, xOff + i).mul(BYTE_SCALE).intoArray(xq, i);
         Simd.groupSumsInto(x, xOff, cols, 16, xs, 0);
         for (int i = 0, n = cols / 16; i < n; i++) xs[i] *= 32f;
@@ -101,8 +121,63 @@ final class Q6_KRowLanes extends RowLanes {
      * as one method with loops: see {@link Q4_KRowLanes#group}.
      */
     @Override
-    void group(int g, float[] xq, float[] xs, float[] dst, int dstOff) {
+    void group(int g, Prepared p, float[] dst, int dstOff) {
+        if (INT8_ACTIVATIONS) groupInt8(g, p, dst, dstOff);
+        else groupFloat(g, p, dst, dstOff);
+    }
+
+    /**
+     * {@link #group} with x rounded to integers ({@link RowLanes#roundToBytes}, paired by {@link
+     * #prepare}: {@code xi[128b + 8sb + 2i + k]} the x of sub-block sb's int i, bytes k and k + 2;
+     * {@code xq[b]} the block's scale; {@code xs[16b + sb]} 32 times the sub-block's sum of the
+     * rounded x). Each int of 6-bit values, read as 2L shorts (lane 2k + h: bytes 2h and 2h + 1
+     * of row k's int), gives its low bytes' values by a mask and its high bytes' by a shift; each
+     * is multiplied by a broadcast pair of x into one of two 16-bit sums of four products of at
+     * most 63 * 127 (32004, no overflow). A row's four shorts are added as ints, less 32 times the
+     * sum of x, times the sub-block's scale in floats: exact integers until the super-block's
+     * {@code d * dx}.
+     */
+    private void groupInt8(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
+        int[] xi = p.xi;
+        float[] dx = p.xq, xs = p.xs;
+        FloatVector acc = FloatVector.zero(F);
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            FloatVector bs = FloatVector.zero(F);
+            for (int sb = 0; sb < 16; sb++) {
+                long sub = base + sub(sb);
+                IntVector qh = IntVector.fromMemorySegment(I, s, sub, LE);
+                IntVector q0 = IntVector.fromMemorySegment(I, s, sub + 4 * G, LE);
+                IntVector q1 = IntVector.fromMemorySegment(I, s, sub + 8 * G, LE);
+                ShortVector w0 = q0.and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30303030)).reinterpretAsShorts();
+                ShortVector w1 = q0.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30303030)).reinterpretAsShorts();
+                ShortVector w2 = q1.and(0x0F0F0F0F).or(qh.and(0x30303030)).reinterpretAsShorts();
+                ShortVector w3 = q1.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30303030)).reinterpretAsShorts();
+                int k = b * 128 + 8 * sb;
+                ShortVector lo = w0.and((short) 0x3F).mul(IntVector.broadcast(I, xi[k]).reinterpretAsShorts())
+                        .add(w1.and((short) 0x3F).mul(IntVector.broadcast(I, xi[k + 2]).reinterpretAsShorts()))
+                        .add(w2.and((short) 0x3F).mul(IntVector.broadcast(I, xi[k + 4]).reinterpretAsShorts()))
+                        .add(w3.and((short) 0x3F).mul(IntVector.broadcast(I, xi[k + 6]).reinterpretAsShorts()));
+                ShortVector hi = w0.lanewise(VectorOperators.LSHR, 8).mul(IntVector.broadcast(I, xi[k + 1]).reinterpretAsShorts())
+                        .add(w1.lanewise(VectorOperators.LSHR, 8).mul(IntVector.broadcast(I, xi[k + 3]).reinterpretAsShorts()))
+                        .add(w2.lanewise(VectorOperators.LSHR, 8).mul(IntVector.broadcast(I, xi[k + 5]).reinterpretAsShorts()))
+                        .add(w3.lanewise(VectorOperators.LSHR, 8).mul(IntVector.broadcast(I, xi[k + 7]).reinterpretAsShorts()));
+                IntVector l = lo.reinterpretAsInts(), h = hi.reinterpretAsInts();
+                IntVector sum = l.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(l.lanewise(VectorOperators.ASHR, 16))
+                        .add(h.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(h.lanewise(VectorOperators.ASHR, 16)));
+                FloatVector scale = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, base + scales(sb), LE).convertShape(VectorOperators.B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                bs = scale.fma(((FloatVector) sum.convert(VectorOperators.I2F, 0)).sub(xs[16 * b + sb]), bs);
+            }
+            acc = FloatVector.fromMemorySegment(F, s, base + D, LE).mul(dx[b]).fma(bs, acc);
+        }
+        acc.intoArray(dst, dstOff);
+    }
+
+    /** {@link #group} with x in floats ({@code fdkvc.int8Activations=false}): the products exact. */
+    private void groupFloat(int g, Prepared p, float[] dst, int dstOff) {
+        MemorySegment s = seg;
+        float[] xq = p.xq, xs = p.xs;
         FloatVector acc = FloatVector.zero(F);
         long base = (long) g * blocks * GROUP_BLOCK;
         for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {

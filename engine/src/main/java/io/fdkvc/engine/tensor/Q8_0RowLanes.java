@@ -36,8 +36,8 @@ final class Q8_0RowLanes extends RowLanes {
 
     /** x as it is: the kernel broadcasts each x from xq; no sums. */
     @Override
-    void prepare(float[] x, int xOff, float[] xq, float[] xs) {
-        System.arraycopy(x, xOff, xq, 0, cols);
+    void prepare(float[] x, int xOff, Prepared p) {
+        System.arraycopy(x, xOff, p.xq, 0, cols);
     }
 
     /**
@@ -48,8 +48,9 @@ final class Q8_0RowLanes extends RowLanes {
      * but for that last FMA.
      */
     @Override
-    void group(int g, float[] xq, float[] xs, float[] dst, int dstOff) {
+    void group(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
+        float[] xq = p.xq;
         FloatVector acc = FloatVector.zero(F);
         long base = (long) g * blocks * GROUP_BLOCK;
         for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
@@ -88,8 +89,9 @@ final class Q8_0RowLanes extends RowLanes {
 
     /** Groups g and h in one pass, each x broadcast once for both: two streams of weights, the same bits as {@link #group}. */
     @Override
-    void pair(int g, int h, float[] xq, float[] xs, float[] dst, int gOff, int hOff) {
+    void pair(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
         MemorySegment s = seg;
+        float[] xq = p.xq;
         FloatVector acc = FloatVector.zero(F), bcc = acc;
         long base = (long) g * blocks * GROUP_BLOCK, hase = (long) h * blocks * GROUP_BLOCK;
         for (int b = 0; b < blocks; b++, base += GROUP_BLOCK, hase += GROUP_BLOCK) {

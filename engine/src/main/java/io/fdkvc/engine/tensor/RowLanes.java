@@ -1,5 +1,6 @@
 package io.fdkvc.engine.tensor;
 
+import static io.fdkvc.engine.tensor.Simd.F;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.Arena;
@@ -8,6 +9,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
 
 /**
  * A quantised matrix's weights rearranged for the batch-of-one product: groups of {@link Simd#L}
@@ -28,9 +31,12 @@ import jdk.incubator.vector.FloatVector;
  * with the row kernel, and so does a tensor whose copy the system refuses (a warning says so,
  * once per tensor). The prefill's tiled product fills its panels from the copy too ({@link
  * #fill}), wherever a panel's rows begin a group, so that both phases read the weights from one
- * copy and the file's pages of these tensors are not read again once it is made. A group's sums are the same float products as the row kernel's, added in another
- * order: they differ from its results in the last bits, and do not depend on how the rows are
- * split over threads (a group is always summed whole, by each thread whose range it overlaps).
+ * copy and the file's pages of these tensors are not read again once it is made. Q8_0's group
+ * sums are the same float products as its row kernel's, added in another order (they differ in
+ * the last bits); Q4_K's and Q6_K's multiply x rounded to 8 bits per 256 columns, as llama.cpp's
+ * kernels do ({@link #INT8_ACTIVATIONS}; the rows after the last whole group, on the row kernel,
+ * keep x in floats). Either way a row's result does not depend on how the rows are split over
+ * threads (a group is always summed whole, by each thread whose range it overlaps).
  */
 abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes {
     /** Rows per group: one per float lane. */
@@ -42,6 +48,19 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
      * per row of a group), unless {@code fdkvc.rowLanes=false}.
      */
     static final boolean ENABLED = L >= 8 && FloatTensor.flag("fdkvc.rowLanes", System.getProperty("fdkvc.rowLanes"), true);
+
+    /**
+     * Whether the Q4_K and Q6_K kernels multiply in integers, as llama.cpp's CPU kernels do: x
+     * rounded to integers in [-127, 127] with one float scale per super-block of 256 (llama.cpp's
+     * Q8_K, {@link #roundToBytes}), each 4- or 6-bit weight times its x in a 16-bit lane, the
+     * sub-blocks' sums exact in integers and scaled in floats. Unless {@code
+     * fdkvc.int8Activations=false}, which keeps x in floats: the products exact, about 1.5 times
+     * the arithmetic per weight.
+     */
+    static final boolean INT8_ACTIVATIONS = FloatTensor.flag("fdkvc.int8Activations", System.getProperty("fdkvc.int8Activations"), true);
+
+    /** 1.5 * 2^23: adding and then subtracting it rounds a float of magnitude below 2^22 to an integer, half to even. */
+    private static final float ROUNDER = 12582912f;
 
     /** Little-endian ints and floats in a byte array: the group-blocks' assembly ({@link #rearrange}). */
     static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
@@ -149,21 +168,31 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
         return groups * G;
     }
 
-    /** Per-thread prepared x, sums of x and one group's sums (reused; grown on a thread's first larger call). */
-    private static final class Scratch {
+    /**
+     * x prepared for one copy's kernel (per thread, reused; grown on a thread's first larger call):
+     * x in the kernel's order or its scales ({@code xq}), sums of x over sub-blocks ({@code xs}),
+     * x rounded to integers ({@code xr}, {@link #roundToBytes}) and those paired two to an int
+     * ({@code xi}, {@link #pairs}), and one group's sums.
+     */
+    static final class Prepared {
         float[] xq = new float[0], xs = new float[0];
+        int[] xr = new int[0], xi = new int[0];
         final float[] group = new float[G];
     }
 
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    private static final ThreadLocal<Prepared> PREPARED = ThreadLocal.withInitial(Prepared::new);
 
-    /** This thread's scratch with x[xOff ..] prepared for this copy's kernel. */
-    private Scratch prepared(float[] x, int xOff) {
-        Scratch sc = SCRATCH.get();
-        if (sc.xq.length < cols) sc.xq = new float[cols];
-        if (sc.xs.length < cols / 16) sc.xs = new float[cols / 16];
-        prepare(x, xOff, sc.xq, sc.xs);
-        return sc;
+    /** This thread's {@link Prepared} with x[xOff ..] prepared for this copy's kernel. */
+    private Prepared prepared(float[] x, int xOff) {
+        Prepared p = PREPARED.get();
+        if (p.xq.length < cols) {
+            p.xq = new float[cols];
+            p.xr = new int[cols];
+            p.xi = new int[cols / 2];
+        }
+        if (p.xs.length < cols / 16) p.xs = new float[cols / 16];
+        prepare(x, xOff, p);
+        return p;
     }
 
     /**
@@ -173,23 +202,64 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
     final int product(int from, int to, float[] x, int xOff, float[] out, int outOff) {
         int end = Math.min(to, groupedRows());
         if (from >= end) return from;
-        Scratch sc = prepared(x, xOff);
-        rows(from, end, sc.xq, sc.xs, out, outOff, sc.group);
+        Prepared p = prepared(x, xOff);
+        rows(from, end, p, out, outOff);
         return end;
     }
 
     /** Row {@code row} (in a whole group) dotted with x[xOff ..]: its group summed whole. */
     final float dot(int row, float[] x, int xOff) {
-        Scratch sc = prepared(x, xOff);
-        group(row / G, sc.xq, sc.xs, sc.group, 0);
-        return sc.group[row % G];
+        Prepared p = prepared(x, xOff);
+        group(row / G, p, p.group, 0);
+        return p.group[row % G];
     }
 
-    /** x[xOff ..] in the kernel's order to xq, and the sums its kernel reads (at most cols / 16) to xs. */
-    abstract void prepare(float[] x, int xOff, float[] xq, float[] xs);
+    /** x[xOff ..] as this copy's kernel reads it, into p (at most cols floats of xq, cols / 16 of xs, cols / 2 ints of xi). */
+    abstract void prepare(float[] x, int xOff, Prepared p);
 
     /** The L dot products of group g's rows with x prepared by {@link #prepare}, to dst[dstOff ..]. */
-    abstract void group(int g, float[] xq, float[] xs, float[] dst, int dstOff);
+    abstract void group(int g, Prepared p, float[] dst, int dstOff);
+
+    /**
+     * x[xOff .. xOff + cols) rounded per super-block b of 256: {@code xr[i] = rint(x[i] * (127 /
+     * m))} with m the block's largest |x|, and {@code dx[b] = m / 127}, so that x[i] is about
+     * {@code xr[i] * dx[b]}, within half of dx[b] (a block of zeros: all 0, dx 0). llama.cpp's
+     * {@code quantize_row_q8_K} rounds the same way to [-128, 127]; the symmetric range keeps every
+     * product of a 4-bit weight and 16 of them within a 16-bit lane.
+     */
+    static void roundToBytes(float[] x, int xOff, int cols, int[] xr, float[] dx) {
+        for (int b = 0, o = xOff; b < cols / 256; b++, o += 256) {
+            FloatVector m = FloatVector.zero(F);
+            for (int i = 0; i < 256; i += L) m = m.max(FloatVector.fromArray(F, x, o + i).abs());
+            float max = m.reduceLanes(VectorOperators.MAX), inv = max == 0f ? 0f : 127f / max;
+            dx[b] = max / 127f;
+            for (int i = 0; i < 256; i += L) {
+                FloatVector r = FloatVector.fromArray(F, x, o + i).mul(inv).add(ROUNDER).sub(ROUNDER);
+                ((IntVector) r.convert(VectorOperators.F2I, 0)).intoArray(xr, b * 256 + i);
+            }
+        }
+    }
+
+    /**
+     * Rounded x (xr, {@link #roundToBytes}) two to an int for a kernel's 16-bit lanes: per
+     * super-block b and j < 128, {@code xi[128b + j]} holds column lo[j]'s x in its low 16 bits and
+     * column hi[j]'s in its high 16 bits (columns of the block), the pair one int lane's two
+     * shorts multiply; and {@code xs[b * sums + k]} = {@code scale} times the sum of xr over the
+     * block's k-th run of 256 / sums columns (the sub-blocks' terms that do not depend on the
+     * weights' low bits).
+     */
+    static void pairs(int[] xr, int cols, int[] lo, int[] hi, int[] xi, int sums, float scale, float[] xs) {
+        int run = 256 / sums;
+        for (int b = 0; b < cols / 256; b++) {
+            int o = 256 * b;
+            for (int j = 0; j < 128; j++) xi[128 * b + j] = (xr[o + lo[j]] & 0xFFFF) | xr[o + hi[j]] << 16;
+            for (int k = 0; k < sums; k++) {
+                int t = 0;
+                for (int i = o + k * run; i < o + (k + 1) * run; i++) t += xr[i];
+                xs[b * sums + k] = scale * t;
+            }
+        }
+    }
 
     /**
      * Group g's L rows, columns [from, to) (multiples of the block's columns), dequantised with the
@@ -213,26 +283,26 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
      * odd one alone; a group the range cuts at either end is summed whole and only its rows in
      * range are written.
      */
-    private void rows(int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
+    private void rows(int from, int to, Prepared p, float[] out, int outOff) {
         int w0 = (from + G - 1) / G, w1 = Math.max(w0, to / G), q = (w1 - w0) / 2;
-        for (int i = 0; i < q; i++) pair(w0 + i, w0 + q + i, xq, xs, out, outOff + (w0 + i) * G, outOff + (w0 + q + i) * G);
-        if (w0 + 2 * q < w1) group(w1 - 1, xq, xs, out, outOff + (w1 - 1) * G);
-        if (from % G != 0) cut(from / G, from, to, xq, xs, out, outOff, group);
-        if (to % G != 0 && to / G >= w0) cut(to / G, from, to, xq, xs, out, outOff, group);
+        for (int i = 0; i < q; i++) pair(w0 + i, w0 + q + i, p, out, outOff + (w0 + i) * G, outOff + (w0 + q + i) * G);
+        if (w0 + 2 * q < w1) group(w1 - 1, p, out, outOff + (w1 - 1) * G);
+        if (from % G != 0) cut(from / G, from, to, p, out, outOff);
+        if (to % G != 0 && to / G >= w0) cut(to / G, from, to, p, out, outOff);
     }
 
-    /** Group g summed whole into {@code group}, its rows in [from, to) copied to out. */
-    private void cut(int g, int from, int to, float[] xq, float[] xs, float[] out, int outOff, float[] group) {
-        group(g, xq, xs, group, 0);
-        for (int r = Math.max(from, g * G), e = Math.min(to, g * G + G); r < e; r++) out[outOff + r] = group[r - g * G];
+    /** Group g summed whole into {@code p.group}, its rows in [from, to) copied to out. */
+    private void cut(int g, int from, int to, Prepared p, float[] out, int outOff) {
+        group(g, p, p.group, 0);
+        for (int r = Math.max(from, g * G), e = Math.min(to, g * G + G); r < e; r++) out[outOff + r] = p.group[r - g * G];
     }
 
     /**
      * Groups g and h at once, to {@code dst[gOff ..]} and {@code dst[hOff ..]}, each with {@link
      * #group}'s bits: a type whose kernel gains from reading two streams of weights writes its own.
      */
-    void pair(int g, int h, float[] xq, float[] xs, float[] dst, int gOff, int hOff) {
-        group(g, xq, xs, dst, gOff);
-        group(h, xq, xs, dst, hOff);
+    void pair(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
+        group(g, p, dst, gOff);
+        group(h, p, dst, hOff);
     }
 }

@@ -44,6 +44,8 @@ public final class Simd {
     /** Shorts and ints with the same lane count as {@link #F}, for F16 and BF16 rows. */
     static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(L * 16));
     static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(L * 32));
+    /** Shorts as wide as a float vector, two per int lane: the integer kernels' products ({@link RowLanes#INT8_ACTIVATIONS}). */
+    static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(L * 32));
 
     /** Lane i takes lane i + step (mod L): the folds of {@link #sum}. */
     static final VectorShuffle<Float> FOLD8 = fold(8), FOLD4 = fold(4), FOLD2 = fold(2), FOLD1 = fold(1);

@@ -44,14 +44,20 @@ class MatmulTest {
                         continue;
                     }
                     float[] w = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
-                    double exact = 0, mag = 0;
+                    // a batch of one multiplies Q4_K's and Q6_K's grouped rows by x rounded to 8 bits,
+                    // as a row's dot does
+                    boolean grouped = row < rows / Simd.L * Simd.L;
+                    double[] xk = Reference.multiplied(type, x, xOff + b * xStride, cols, batch == 1 && grouped);
+                    double[] xd = Reference.multiplied(type, x, xOff + b * xStride, cols, grouped);
+                    double exact = 0, mag = 0, exactDot = 0;
                     for (int i = 0; i < cols; i++) {
-                        exact += (double) w[i] * x[xOff + b * xStride + i];
-                        mag += Math.abs((double) w[i] * x[xOff + b * xStride + i]);
+                        exact += w[i] * xk[i];
+                        mag += Math.abs(w[i] * xk[i]);
+                        exactDot += w[i] * xd[i];
                     }
                     double tol = 4 * cols * Math.ulp((float) mag) + 1e-30;
                     assertThat((double) got).as("%s row %d batch row %d of %d", type, row, b, batch).isCloseTo(exact, org.assertj.core.data.Offset.offset(tol));
-                    assertThat((double) got).isCloseTo(t.dot(row, x, xOff + b * xStride), org.assertj.core.data.Offset.offset(2 * tol));
+                    assertThat((double) t.dot(row, x, xOff + b * xStride)).as("%s dot of row %d", type, row).isCloseTo(exactDot, org.assertj.core.data.Offset.offset(2 * tol));
                 }
             }
         }

@@ -171,6 +171,35 @@ final class Reference {
         return (float) ((r.nextBoolean() ? 1 : -1) * Math.pow(2, -10 + 12 * r.nextDouble()));
     }
 
+    /**
+     * x[off .. off + n) as a batch-of-one kernel of {@code type} multiplies it: rounded ({@link
+     * #roundedAsLlamaCppsQ8K}) for Q4_K's and Q6_K's rows in whole groups of their {@link
+     * RowLanes} copy where {@link RowLanes#INT8_ACTIVATIONS}; as it is for every other row and type.
+     */
+    static double[] multiplied(GgmlType type, float[] x, int off, int n, boolean grouped) {
+        boolean rounded = grouped && RowLanes.ENABLED && RowLanes.INT8_ACTIVATIONS && (type == GgmlType.Q4_K || type == GgmlType.Q6_K);
+        if (rounded) return roundedAsLlamaCppsQ8K(x, off, n);
+        double[] xk = new double[n];
+        for (int i = 0; i < n; i++) xk[i] = x[off + i];
+        return xk;
+    }
+
+    /**
+     * x[off .. off + n) rounded per block of 256 as llama.cpp's {@code quantize_row_q8_K} does, to a
+     * symmetric range: q = rint(x * (127 / max|x|)) in floats, x' = q * (max|x| / 127); scalar,
+     * written from that definition and not from the engine's vector code.
+     */
+    static double[] roundedAsLlamaCppsQ8K(float[] x, int off, int n) {
+        double[] out = new double[n];
+        for (int b = 0; b < n / 256; b++) {
+            float max = 0f;
+            for (int i = 0; i < 256; i++) max = Math.max(max, Math.abs(x[off + 256 * b + i]));
+            float inv = max == 0f ? 0f : 127f / max, step = max / 127f;
+            for (int i = 0; i < 256; i++) out[256 * b + i] = Math.rint(x[off + 256 * b + i] * inv) * (double) step;
+        }
+        return out;
+    }
+
     /** {@code rows} rows of {@code blocks} random well-formed blocks (finite scales). */
     static byte[] randomRows(GgmlType type, Random r, int rows, int blocks) {
         byte[] b = new byte[rows * blocks * type.blockBytes];

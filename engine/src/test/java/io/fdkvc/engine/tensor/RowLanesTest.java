@@ -113,13 +113,18 @@ class RowLanesTest {
     }
 
     /**
-     * Random rows (three groups and five more) against the scalar decoder's rows dotted with x in
-     * double: the same float products as the row kernel's, summed in another order, within a few
-     * float ulps of the sum of |w x|.
+     * Random rows (three groups and five more) against the scalar decoder's rows dotted in double
+     * with x as the kernel multiplies it: as it is (Q8_0, the rows after the groups, or {@code
+     * fdkvc.int8Activations=false}), else rounded to integers per 256 columns as {@link Reference#roundedAsLlamaCppsQ8K} does it
+     * independently; within a few float ulps of the sum of |w x| (the integer sums are exact).
      */
     @ParameterizedTest
     @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K", "Q8_0"})
     void everyRowIsItsDotWithX(GgmlType type) {
+        checkEveryRow(type);
+    }
+
+    static void checkEveryRow(GgmlType type) {
         Random r = new Random(type.ordinal() * 7 + 1);
         int rows = 3 * L + 5, cols = 768, blocks = cols / type.blockSize;
         byte[] bytes = Reference.randomRows(type, r, rows, blocks);
@@ -127,13 +132,107 @@ class RowLanesTest {
         for (int i = 0; i < cols; i++) x[i] = (float) r.nextGaussian();
         float[] out = product(type, bytes, rows, cols, x);
         for (int row = 0; row < rows; row++) {
+            double[] xk = Reference.multiplied(type, x, 0, cols, row < rows / L * L);
             float[] w = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
             double exact = 0, mag = 0;
             for (int i = 0; i < cols; i++) {
-                exact += (double) w[i] * x[i];
-                mag += Math.abs((double) w[i] * x[i]);
+                exact += w[i] * xk[i];
+                mag += Math.abs(w[i] * xk[i]);
             }
             assertThat((double) out[row]).as("%s row %d", type, row).isCloseTo(exact, Offset.offset(4 * cols * Math.ulp((float) mag) + 1e-30));
+        }
+    }
+
+    /**
+     * The kernels with x in floats ({@code fdkvc.int8Activations=false}, fixed when {@link
+     * RowLanes} loads) checked as above in a child JVM.
+     */
+    @Test
+    void theFloatKernelsToo() throws Exception {
+        String launcher = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Dfdkvc.int8Activations=false",
+                "-cp", System.getProperty("java.class.path"), RowLanesTest.class.getName()).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("int8 activations false", "Q4_K rows right", "Q6_K rows right", "Q8_0 rows right");
+    }
+
+    /** Child JVM: {@link #checkEveryRow} for each type with this JVM's properties; exit 1 on a difference. */
+    public static void main(String[] args) {
+        System.out.println("int8 activations " + RowLanes.INT8_ACTIVATIONS);
+        for (GgmlType type : new GgmlType[] {GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0}) {
+            try {
+                checkEveryRow(type);
+                System.out.println(type + " rows right");
+            } catch (AssertionError e) {
+                System.out.println(type + ": " + e.getMessage());
+                System.exit(1);
+            }
+        }
+    }
+
+    /**
+     * {@link RowLanes#roundToBytes}: every value an integer in [-127, 127], the block's largest |x|
+     * at +-127, each within half a step (dx / 2, plus 1e-4 of a step: x * (127 / max) is rounded in floats) of x / dx's exact value, and equal to the scalar
+     * definition above.
+     */
+    @Property(tries = 300)
+    void xRoundsToBytesWithinHalfAStep(@ForAll long seed, @ForAll @IntRange(min = 1, max = 3) int blocks, @ForAll @IntRange(min = -20, max = 20) int exponent) {
+        if (!RowLanes.ENABLED) return;
+        Random r = new Random(seed);
+        int cols = 256 * blocks, off = 5;
+        float[] x = new float[off + cols];
+        for (int i = off; i < x.length; i++) x[i] = r.nextInt(9) == 0 ? 0f : (float) (r.nextGaussian() * Math.pow(2, exponent));
+        if (blocks > 1) java.util.Arrays.fill(x, off + 256, off + 512, 0f);   // a block of zeros
+        int[] xr = new int[cols];
+        float[] dx = new float[blocks];
+        RowLanes.roundToBytes(x, off, cols, xr, dx);
+        double[] ref = Reference.roundedAsLlamaCppsQ8K(x, off, cols);
+        for (int b = 0; b < blocks; b++) {
+            int top = 0;
+            for (int i = 256 * b; i < 256 * b + 256; i++) {
+                assertThat(xr[i]).as("x[%d]", i).isBetween(-127, 127);
+                assertThat(xr[i] * (double) dx[b]).as("x[%d] = %s", i, x[off + i]).isEqualTo(ref[i]);
+                if (dx[b] > 0) assertThat(Math.abs(x[off + i] / (double) dx[b] - xr[i])).as("x[%d]'s rounding", i).isLessThanOrEqualTo(0.5 + 1e-4);
+                top = Math.max(top, Math.abs(xr[i]));
+            }
+            assertThat(top).as("block %d's largest", b).isEqualTo(dx[b] == 0 ? 0 : 127);
+        }
+    }
+
+    /**
+     * The 16-bit sums at their bounds: every Q4_K nibble 15 and every Q6_K value 63 (scale 127),
+     * against x all +1 and all -1 (rounded to +-127): 16 products of 15 * 127 in one lane for
+     * Q4_K, four of 63 * 127 for Q6_K, with nothing lost. Q4_K: d = 0.5, scales 63, dmin 0, so a
+     * row is 0.5 * 63 * 15 * 256 = 120960 times x; Q6_K: d = 0.5, (63 - 32) * 127 * 256 * 0.5 =
+     * 503936 times x.
+     */
+    @Test
+    void theIntegerSumsHoldTheirExtremes() {
+        int rows = L;
+        byte[] q4 = new byte[rows * 144], q6 = new byte[rows * 210];
+        for (int k = 0; k < rows; k++) {
+            int p = k * 144;
+            q4[p + 1] = 0x38;   // d = 0.5, dmin = 0
+            for (int j = 0; j < 4; j++) q4[p + 4 + j] = 63;               // scales 0-3: 63, mins 0
+            for (int j = 0; j < 4; j++) q4[p + 4 + j] |= (byte) 0xC0;     // scales 4-7's high bits (3 << 4 | 15 = 63)
+            for (int j = 0; j < 4; j++) q4[p + 12 + j] = 0x0F;            // scales 4-7's low bits, mins 4-7 0
+            for (int i = 0; i < 128; i++) q4[p + 16 + i] = (byte) 0xFF;
+            int o = k * 210;
+            for (int i = 0; i < 192; i++) q6[o + i] = (byte) 0xFF;       // every 6-bit value 63
+            for (int s = 0; s < 16; s++) q6[o + 192 + s] = 127;
+            q6[o + 209] = 0x38;
+        }
+        for (float sign : new float[] {1f, -1f}) {
+            float[] x = ones(256);
+            for (int i = 0; i < 256; i++) x[i] = sign;
+            float[] o4 = product(GgmlType.Q4_K, q4, rows, 256, x), o6 = product(GgmlType.Q6_K, q6, rows, 256, x);
+            for (int k = 0; k < rows; k++) {
+                assertThat(o4[k]).as("Q4_K row %d, x = %s", k, sign).isEqualTo(120960f * sign);
+                assertThat(o6[k]).as("Q6_K row %d, x = %s", k, sign).isEqualTo(503936f * sign);
+            }
         }
     }
 

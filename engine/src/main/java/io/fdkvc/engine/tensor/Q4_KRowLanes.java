@@ -26,7 +26,7 @@ import jdk.incubator.vector.VectorOperators;
  * The copy takes 152 bytes per 144 of the file's (d and dmin widened to floats, the scales and
  * mins to bytes).
  */
-final class Q4_KRowLanes extends RowLanes {
+final class Q4_KRowLanes extends Int8RowLanes {
     static final int QK = Q4_KTensor.QK, BLOCK = Q4_KTensor.BLOCK;
     private static final int D = 0, DMIN = 4 * G, CHUNKS = 8 * G, CHUNK = 36 * G;
     /** Bytes per group and super-block. */
@@ -43,7 +43,7 @@ final class Q4_KRowLanes extends RowLanes {
     }
 
     Q4_KRowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols, QK, GROUP_BLOCK);
+        super(seg, rows, cols, QK, GROUP_BLOCK, PAIR_LO, PAIR_HI, 8, 1f);
     }
 
     /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
@@ -63,7 +63,7 @@ final class Q4_KRowLanes extends RowLanes {
     /** SOURCE[8v + 4n + m] = the weight of nibble n of byte m of int v: the order x is read in. */
     private static final int[] SOURCE = new int[QK];
     /**
-     * The integer kernel's pairs of x ({@link RowLanes#pairs}): for int v, pair 4v + i is the
+     * The integer kernel's pairs of x ({@link Int8RowLanes#pairs}): for int v, pair 4v + i is the
      * (short 0, short 1) weights of its i-th nibble of a short, nibbles (low of byte 0 | 2, high
      * of byte 0 | 2, low of byte 1 | 3, high of byte 1 | 3).
      */
@@ -87,12 +87,7 @@ final class Q4_KRowLanes extends RowLanes {
      * sub-block j of super-block b (the mins' term).
      */
     @Override
-    void prepare(float[] x, int xOff, Prepared p) {
-        if (INT8_ACTIVATIONS) {
-            roundToBytes(x, xOff, cols, p.xr, p.xq);
-            pairs(p.xr, cols, PAIR_LO, PAIR_HI, p.xi, 8, 1f, p.xs);
-            return;
-        }
+    void prepareFloat(float[] x, int xOff, Prepared p) {
         float[] xq = p.xq, xs = p.xs;
         for (int b = 0; b < blocks; b++) {
             int xb = xOff + b * QK;
@@ -104,23 +99,7 @@ final class Q4_KRowLanes extends RowLanes {
     }
 
     /**
-     * The L dot products of group g's rows with x prepared by {@link #prepare}, into
-     * {@code dst[dstOff ..]} (a vector store: returned, the vector would be boxed when C2 does
-     * not inline this method into its caller). Per super-block and
-     * 64 weights (chunk c: sub-blocks 2c and 2c + 1), eight accumulators, one per (nibble, byte),
-     * each a chain of eight FMAs; then scale times sum for each sub-block, and the mins' term,
-     * min_j times the sum of x over sub-block j; d and dmin once per super-block. The chunk loop
-     * and the vector loop stay loops in the bytecode: C2 unrolls them itself, and a body written
-     * out would pass its inlining budget (the vector helpers would then box).
-     */
-    @Override
-    void group(int g, Prepared p, float[] dst, int dstOff) {
-        if (INT8_ACTIVATIONS) groupInt8(g, p, dst, dstOff);
-        else groupFloat(g, p, dst, dstOff);
-    }
-
-    /**
-     * {@link #group} with x rounded to integers ({@link RowLanes#roundToBytes}, paired by {@link
+     * {@link #group} with x rounded to integers ({@link Int8RowLanes#roundToBytes}, paired by {@link
      * #prepare}: {@code xi[128b + 4v + i]} the x of int v's i-th pair of nibbles, {@code xq[b]} the
      * block's scale, {@code xs[8b + j]} the sum of the rounded x over sub-block j). Per int vector
      * of the copy, read as 2L shorts (lane 2k + h: bytes 2h and 2h + 1 of row k's int), its four
@@ -131,7 +110,8 @@ final class Q4_KRowLanes extends RowLanes {
      * scale in floats, and the mins' term is min times the sub-block's sum of x: all exact integers
      * until the super-block's {@code d * dx} and {@code dmin * dx}.
      */
-    private void groupInt8(int g, Prepared p, float[] dst, int dstOff) {
+    @Override
+    void groupInt8(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
         int[] xi = p.xi;
         float[] dx = p.xq, xs = p.xs;
@@ -167,8 +147,19 @@ final class Q4_KRowLanes extends RowLanes {
         acc.intoArray(dst, dstOff);
     }
 
-    /** {@link #group} with x in floats ({@code fdkvc.int8Activations=false}): the products exact. */
-    private void groupFloat(int g, Prepared p, float[] dst, int dstOff) {
+    /**
+     * {@link #group} with x in floats ({@code fdkvc.int8Activations=false}, the products exact): the
+     * L dot products of group g's rows with x prepared by {@link #prepareFloat}, into
+     * {@code dst[dstOff ..]} (a vector store: returned, the vector would be boxed when C2 does
+     * not inline this method into its caller). Per super-block and
+     * 64 weights (chunk c: sub-blocks 2c and 2c + 1), eight accumulators, one per (nibble, byte),
+     * each a chain of eight FMAs; then scale times sum for each sub-block, and the mins' term,
+     * min_j times the sum of x over sub-block j; d and dmin once per super-block. The chunk loop
+     * and the vector loop stay loops in the bytecode: C2 unrolls them itself, and a body written
+     * out would pass its inlining budget (the vector helpers would then box).
+     */
+    @Override
+    void groupFloat(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
         float[] xq = p.xq, xs = p.xs;
         FloatVector acc = FloatVector.zero(F);

@@ -26,7 +26,7 @@ import jdk.incubator.vector.VectorOperators;
  * carries {@code 2^-8m}; the offset of 32 is one subtraction per sub-block of 32 times the sum of
  * its x. The copy takes 212 bytes per 210 of the file's (d widened to a float).
  */
-final class Q6_KRowLanes extends RowLanes {
+final class Q6_KRowLanes extends Int8RowLanes {
     static final int QK = Q6_KTensor.QK, BLOCK = Q6_KTensor.BLOCK;
     private static final int D = 0, QUADS = 4 * G, QUAD = 52 * G, SUB = 12 * G;
 
@@ -42,7 +42,7 @@ final class Q6_KRowLanes extends RowLanes {
     static final int GROUP_BLOCK = 212 * G;
 
     /**
-     * The integer kernel's pairs of x ({@link RowLanes#pairs}): pair 8sb + 2i + k is the weights
+     * The integer kernel's pairs of x ({@link Int8RowLanes#pairs}): pair 8sb + 2i + k is the weights
      * of bytes k and k + 2 of sub-block sb's int i (weights 16sb + 4i + k and 16sb + 4i + k + 2).
      */
     private static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
@@ -55,7 +55,7 @@ final class Q6_KRowLanes extends RowLanes {
     }
 
     Q6_KRowLanes(MemorySegment seg, int rows, int cols) {
-        super(seg, rows, cols, QK, GROUP_BLOCK);
+        super(seg, rows, cols, QK, GROUP_BLOCK, PAIR_LO, PAIR_HI, 16, 32f);
     }
 
     /** {@link #rowBlock} with its scratch, for one {@link #rearrange} (one thread's). */
@@ -102,12 +102,7 @@ final class Q6_KRowLanes extends RowLanes {
      * {@code xs[16b + s]} = 32 times the sum of x over sub-block s of super-block b (the offsets).
      */
     @Override
-    void prepare(float[] x, int xOff, Prepared p) {
-        if (INT8_ACTIVATIONS) {
-            roundToBytes(x, xOff, cols, p.xr, p.xq);
-            pairs(p.xr, cols, PAIR_LO, PAIR_HI, p.xi, 16, 32f, p.xs);
-            return;
-        }
+    void prepareFloat(float[] x, int xOff, Prepared p) {
         float[] xq = p.xq, xs = p.xs;
         for (int i = 0; i < cols; i += L) FloatVector.fromArray(F, x, xOff + i).mul(BYTE_SCALE).intoArray(xq, i);
         Simd.groupSumsInto(x, xOff, cols, 16, xs, 0);
@@ -115,19 +110,7 @@ final class Q6_KRowLanes extends RowLanes {
     }
 
     /**
-     * Group g's L dot products, to {@code dst[dstOff ..]}: per sub-block four accumulators (one per
-     * byte), each a chain of four FMAs over the sub-block's two low-bits ints and two nibbles;
-     * their sum less 32 times the sum of x, times the L scales; d once per super-block. Written
-     * as one method with loops: see {@link Q4_KRowLanes#group}.
-     */
-    @Override
-    void group(int g, Prepared p, float[] dst, int dstOff) {
-        if (INT8_ACTIVATIONS) groupInt8(g, p, dst, dstOff);
-        else groupFloat(g, p, dst, dstOff);
-    }
-
-    /**
-     * {@link #group} with x rounded to integers ({@link RowLanes#roundToBytes}, paired by {@link
+     * {@link #group} with x rounded to integers ({@link Int8RowLanes#roundToBytes}, paired by {@link
      * #prepare}: {@code xi[128b + 8sb + 2i + k]} the x of sub-block sb's int i, bytes k and k + 2;
      * {@code xq[b]} the block's scale; {@code xs[16b + sb]} 32 times the sub-block's sum of the
      * rounded x). Each int of 6-bit values, read as 2L shorts (lane 2k + h: bytes 2h and 2h + 1
@@ -137,7 +120,8 @@ final class Q6_KRowLanes extends RowLanes {
      * sum of x, times the sub-block's scale in floats: exact integers until the super-block's
      * {@code d * dx}.
      */
-    private void groupInt8(int g, Prepared p, float[] dst, int dstOff) {
+    @Override
+    void groupInt8(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
         int[] xi = p.xi;
         float[] dx = p.xq, xs = p.xs;
@@ -174,8 +158,15 @@ final class Q6_KRowLanes extends RowLanes {
         acc.intoArray(dst, dstOff);
     }
 
-    /** {@link #group} with x in floats ({@code fdkvc.int8Activations=false}): the products exact. */
-    private void groupFloat(int g, Prepared p, float[] dst, int dstOff) {
+    /**
+     * {@link #group} with x in floats ({@code fdkvc.int8Activations=false}, the products exact):
+     * group g's L dot products, to {@code dst[dstOff ..]}: per sub-block four accumulators (one per
+     * byte), each a chain of four FMAs over the sub-block's two low-bits ints and two nibbles;
+     * their sum less 32 times the sum of x, times the L scales; d once per super-block. Written
+     * as one method with loops: see {@link Q4_KRowLanes#groupFloat}.
+     */
+    @Override
+    void groupFloat(int g, Prepared p, float[] dst, int dstOff) {
         MemorySegment s = seg;
         float[] xq = p.xq, xs = p.xs;
         FloatVector acc = FloatVector.zero(F);

@@ -1,6 +1,5 @@
 package io.fdkvc.engine.tensor;
 
-import static io.fdkvc.engine.tensor.Simd.F;
 import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.Arena;
@@ -9,8 +8,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorOperators;
 
 /**
  * A quantised matrix's weights rearranged for the batch-of-one product: groups of {@link Simd#L}
@@ -38,7 +35,7 @@ import jdk.incubator.vector.VectorOperators;
  * keep x in floats). Either way a row's result does not depend on how the rows are split over
  * threads (a group is always summed whole, by each thread whose range it overlaps).
  */
-abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes {
+abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     /** Rows per group: one per float lane. */
     static final int G = L;
 
@@ -52,15 +49,12 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
     /**
      * Whether the Q4_K and Q6_K kernels multiply in integers, as llama.cpp's CPU kernels do: x
      * rounded to integers in [-127, 127] with one float scale per super-block of 256 (llama.cpp's
-     * Q8_K, {@link #roundToBytes}), each 4- or 6-bit weight times its x in a 16-bit lane, the
+     * Q8_K, {@link Int8RowLanes#roundToBytes}), each 4- or 6-bit weight times its x in a 16-bit lane, the
      * sub-blocks' sums exact in integers and scaled in floats. Unless {@code
      * fdkvc.int8Activations=false}, which keeps x in floats: the products exact, about 1.5 times
      * the arithmetic per weight.
      */
     static final boolean INT8_ACTIVATIONS = FloatTensor.flag("fdkvc.int8Activations", System.getProperty("fdkvc.int8Activations"), true);
-
-    /** 1.5 * 2^23: adding and then subtracting it rounds a float of magnitude below 2^22 to an integer, half to even. */
-    private static final float ROUNDER = 12582912f;
 
     /** Little-endian ints and floats in a byte array: the group-blocks' assembly ({@link #rearrange}). */
     static final VarHandle INTS = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
@@ -171,8 +165,8 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
     /**
      * x prepared for one copy's kernel (per thread, reused; grown on a thread's first larger call):
      * x in the kernel's order or its scales ({@code xq}), sums of x over sub-blocks ({@code xs}),
-     * x rounded to integers ({@code xr}, {@link #roundToBytes}) and those paired two to an int
-     * ({@code xi}, {@link #pairs}), and one group's sums.
+     * x rounded to integers ({@code xr}, {@link Int8RowLanes#roundToBytes}) and those paired two to an int
+     * ({@code xi}, {@link Int8RowLanes#pairs}), and one group's sums.
      */
     static final class Prepared {
         float[] xq = new float[0], xs = new float[0];
@@ -219,47 +213,6 @@ abstract sealed class RowLanes permits Q4_KRowLanes, Q6_KRowLanes, Q8_0RowLanes 
 
     /** The L dot products of group g's rows with x prepared by {@link #prepare}, to dst[dstOff ..]. */
     abstract void group(int g, Prepared p, float[] dst, int dstOff);
-
-    /**
-     * x[xOff .. xOff + cols) rounded per super-block b of 256: {@code xr[i] = rint(x[i] * (127 /
-     * m))} with m the block's largest |x|, and {@code dx[b] = m / 127}, so that x[i] is about
-     * {@code xr[i] * dx[b]}, within half of dx[b] (a block of zeros: all 0, dx 0). llama.cpp's
-     * {@code quantize_row_q8_K} rounds the same way to [-128, 127]; the symmetric range keeps every
-     * product of a 4-bit weight and 16 of them within a 16-bit lane.
-     */
-    static void roundToBytes(float[] x, int xOff, int cols, int[] xr, float[] dx) {
-        for (int b = 0, o = xOff; b < cols / 256; b++, o += 256) {
-            FloatVector m = FloatVector.zero(F);
-            for (int i = 0; i < 256; i += L) m = m.max(FloatVector.fromArray(F, x, o + i).abs());
-            float max = m.reduceLanes(VectorOperators.MAX), inv = max == 0f ? 0f : 127f / max;
-            dx[b] = max / 127f;
-            for (int i = 0; i < 256; i += L) {
-                FloatVector r = FloatVector.fromArray(F, x, o + i).mul(inv).add(ROUNDER).sub(ROUNDER);
-                ((IntVector) r.convert(VectorOperators.F2I, 0)).intoArray(xr, b * 256 + i);
-            }
-        }
-    }
-
-    /**
-     * Rounded x (xr, {@link #roundToBytes}) two to an int for a kernel's 16-bit lanes: per
-     * super-block b and j < 128, {@code xi[128b + j]} holds column lo[j]'s x in its low 16 bits and
-     * column hi[j]'s in its high 16 bits (columns of the block), the pair one int lane's two
-     * shorts multiply; and {@code xs[b * sums + k]} = {@code scale} times the sum of xr over the
-     * block's k-th run of 256 / sums columns (the sub-blocks' terms that do not depend on the
-     * weights' low bits).
-     */
-    static void pairs(int[] xr, int cols, int[] lo, int[] hi, int[] xi, int sums, float scale, float[] xs) {
-        int run = 256 / sums;
-        for (int b = 0; b < cols / 256; b++) {
-            int o = 256 * b;
-            for (int j = 0; j < 128; j++) xi[128 * b + j] = (xr[o + lo[j]] & 0xFFFF) | xr[o + hi[j]] << 16;
-            for (int k = 0; k < sums; k++) {
-                int t = 0;
-                for (int i = o + k * run; i < o + (k + 1) * run; i++) t += xr[i];
-                xs[b * sums + k] = scale * t;
-            }
-        }
-    }
 
     /**
      * Group g's L rows, columns [from, to) (multiples of the block's columns), dequantised with the

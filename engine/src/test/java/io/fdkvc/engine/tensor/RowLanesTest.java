@@ -174,7 +174,7 @@ class RowLanesTest {
     }
 
     /**
-     * {@link RowLanes#roundToBytes}: every value an integer in [-127, 127], the block's largest |x|
+     * {@link Int8RowLanes#roundToBytes}: every value an integer in [-127, 127], the block's largest |x|
      * at +-127, each within half a step (dx / 2, plus 1e-4 of a step: x * (127 / max) is rounded in floats) of x / dx's exact value, and equal to the scalar
      * definition above.
      */
@@ -188,7 +188,7 @@ class RowLanesTest {
         if (blocks > 1) java.util.Arrays.fill(x, off + 256, off + 512, 0f);   // a block of zeros
         int[] xr = new int[cols];
         float[] dx = new float[blocks];
-        RowLanes.roundToBytes(x, off, cols, xr, dx);
+        Int8RowLanes.roundToBytes(x, off, cols, xr, dx);
         double[] ref = Reference.roundedAsLlamaCppsQ8K(x, off, cols);
         for (int b = 0; b < blocks; b++) {
             int top = 0;

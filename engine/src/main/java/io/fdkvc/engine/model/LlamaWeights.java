@@ -56,6 +56,9 @@ public record LlamaWeights(
             for (FloatTensor t : kind) if (t != null) all.add(t);
         }
         if (output != null) all.add(output);
+        // a bad kernel property fails here, with its message, not in whichever pool thread loads the
+        // kernels first (the others would see only that the class failed to load)
+        FloatTensor.checkKernelProperties();
         all.parallelStream().forEach(FloatTensor::prepareDecode);
     }
 }

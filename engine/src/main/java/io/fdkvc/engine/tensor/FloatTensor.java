@@ -326,6 +326,15 @@ public abstract class FloatTensor {
         throw new InputException("system property fdkvc.streams must be a whole number from 1 to 16, got '" + property + "'");
     }
 
+    /**
+     * Reads the system properties that choose the decode kernels ({@code fdkvc.rowLanes}, {@code
+     * fdkvc.int8Activations}) on the calling thread: a bad value throws its {@link InputException}
+     * (in the class's initialisation error) here, where a caller can report it.
+     */
+    public static void checkKernelProperties() {
+        boolean read = RowLanes.ENABLED || RowLanes.INT8_ACTIVATIONS;   // the first read initialises RowLanes, which parses both
+    }
+
     /** A boolean system property's value: "true" or "false" (any case), {@code byDefault} when unset. */
     static boolean flag(String name, String property, boolean byDefault) {
         if (property == null) return byDefault;

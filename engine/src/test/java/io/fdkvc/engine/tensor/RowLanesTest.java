@@ -159,8 +159,39 @@ class RowLanesTest {
         assertThat(out).contains("int8 activations false", "Q4_K rows right", "Q6_K rows right", "Q8_0 rows right");
     }
 
-    /** Child JVM: {@link #checkEveryRow} for each type with this JVM's properties; exit 1 on a difference. */
+    /**
+     * A bad value of a kernel property fails {@link FloatTensor#checkKernelProperties} on the
+     * calling thread with its {@link InputException} (in the class's initialisation error), which
+     * the loader calls before it makes the copies on pool threads.
+     */
+    @Test
+    void aBadKernelPropertyFailsWhereItIsChecked() throws Exception {
+        for (String property : new String[] {"fdkvc.int8Activations", "fdkvc.rowLanes"}) {
+            String launcher = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "-D" + property + "=maybe",
+                    "-cp", System.getProperty("java.class.path"), RowLanesTest.class.getName(), "check").redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(p.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
+            assertThat(out).as(property).contains("InputException: system property " + property + " must be true or false, got 'maybe'");
+        }
+    }
+
+    /**
+     * Child JVM: {@link #checkEveryRow} for each type with this JVM's properties, exit 1 on a
+     * difference; with the argument {@code check}, {@link FloatTensor#checkKernelProperties} and
+     * what it threw.
+     */
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("check")) {
+            try {
+                FloatTensor.checkKernelProperties();
+                System.out.println("properties read");
+            } catch (ExceptionInInitializerError e) {
+                System.out.println(e.getCause().getClass().getSimpleName() + ": " + e.getCause().getMessage());
+            }
+            return;
+        }
         System.out.println("int8 activations " + RowLanes.INT8_ACTIVATIONS);
         for (GgmlType type : new GgmlType[] {GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0}) {
             try {

@@ -66,8 +66,9 @@ abstract sealed class Int8RowLanes extends RowLanes permits Q4_KRowLanes, Q6_KRo
      * x[xOff .. xOff + cols) rounded per super-block b of 256: {@code xr[i] = rint(x[i] * (127 /
      * m))} with m the block's largest |x|, and {@code dx[b] = m / 127}, so that x[i] is about
      * {@code xr[i] * dx[b]}, within half of dx[b] (a block of zeros: all 0, dx 0). llama.cpp's
-     * {@code quantize_row_q8_K} rounds the same way to [-128, 127]; the symmetric range keeps every
-     * product of a 4-bit weight and 16 of them within a 16-bit lane.
+     * {@code quantize_row_q8_K} rounds the same way (its scale -127 over the block's largest
+     * signed value, to nearest, so its values lie in [-127, 127] too); that range keeps 16
+     * products of a 4-bit weight, or 4 of a 6-bit one, within a 16-bit lane.
      */
     static void roundToBytes(float[] x, int xOff, int cols, int[] xr, float[] dx) {
         for (int b = 0, o = xOff; b < cols / 256; b++, o += 256) {

@@ -144,19 +144,22 @@ class RowLanesTest {
     }
 
     /**
-     * The kernels with x in floats ({@code fdkvc.int8Activations=false}, fixed when {@link
-     * RowLanes} loads) checked as above in a child JVM.
+     * The kernels with x in floats ({@code fdkvc.int8Activations=false}) and the integer kernels
+     * on 8-float-lane vectors ({@code fdkvc.vectorBits=256}, an AVX2 machine's shape: groups of 8
+     * rows, 16 short lanes), both fixed when the classes load, checked as above in a child JVM.
      */
-    @Test
-    void theFloatKernelsToo() throws Exception {
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"-Dfdkvc.int8Activations=false", "-Dfdkvc.vectorBits=256"})
+    void theOtherKernelsToo(String property) throws Exception {
         String launcher = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Dfdkvc.int8Activations=false",
+        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", property,
                 "-cp", System.getProperty("java.class.path"), RowLanesTest.class.getName()).redirectErrorStream(true).start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(p.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
-        assertThat(out).contains("int8 activations false", "Q4_K rows right", "Q6_K rows right", "Q8_0 rows right");
+        assertThat(out).contains("Q4_K rows right", "Q6_K rows right", "Q8_0 rows right")
+                .contains(property.contains("int8") ? "int8 activations false" : "int8 activations true, float lanes 8");
     }
 
     /**
@@ -192,7 +195,7 @@ class RowLanesTest {
             }
             return;
         }
-        System.out.println("int8 activations " + RowLanes.INT8_ACTIVATIONS);
+        System.out.println("int8 activations " + RowLanes.INT8_ACTIVATIONS + ", float lanes " + L);
         for (GgmlType type : new GgmlType[] {GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0}) {
             try {
                 checkEveryRow(type);

@@ -81,8 +81,17 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     }
 
     /**
+     * Whether {@code t} (of a type that {@link #hasForm has a form}) can take it: Q8_0's pairs of
+     * blocks need an even number of blocks a row, and its scales widened in the kernel ({@link
+     * Q8_0RowLanes#group}) need to be finite.
+     */
+    static boolean fits(SegmentTensor t) {
+        return t.type() != GgmlType.Q8_0 || (t.cols() % Q8_0RowLanes.QK == 0 && Q8_0RowLanes.finiteScales(t));
+    }
+
+    /**
      * The whole groups of {@code t}'s rows, rearranged into memory of their own; null when the
-     * system refuses it. Only for a type that {@link #hasForm has one}.
+     * system refuses it. Only for a tensor that {@link #fits} its type's form.
      */
     static RowLanes of(SegmentTensor t) {
         return switch (t.type()) {

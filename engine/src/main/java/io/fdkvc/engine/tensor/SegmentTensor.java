@@ -59,7 +59,7 @@ public abstract sealed class SegmentTensor extends FloatTensor
 
     /** The rearranged copy, made by {@link #prepareDecode} or on the first batch-of-one product. */
     private volatile RowLanes lanes;
-    /** Whether the system refused the copy's memory: the row kernel serves this tensor. */
+    /** Whether this tensor has no copy (its form does not fit it, or the system refused the memory): the row kernel serves it. */
     private volatile boolean refused;
 
     /** Whether batch-of-one products run on {@link RowLanes}: enabled, a type with a form, a whole group of rows. */
@@ -74,13 +74,14 @@ public abstract sealed class SegmentTensor extends FloatTensor
 
     /**
      * The {@link RowLanes} copy that this tensor's batch-of-one products run on, made on the first
-     * call; null where they run on the row kernel (a type without one, fewer rows than a group,
-     * the copies switched off or their memory refused).
+     * call; null where they run on the row kernel (a type without one, a tensor its form does not
+     * fit, fewer rows than a group, the copies switched off or their memory refused).
      */
     final RowLanes rowLanes() {
         RowLanes l = lanes;
         if (l != null || refused || !laned()) return l;
         synchronized (this) {
+            if (lanes == null && !refused && !RowLanes.fits(this)) refused = true;   // no copy in this form, no warning: the row kernel serves it
             if (lanes == null && !refused) {
                 lanes = RowLanes.of(this);
                 // both phases read the copy from now on: the file's pages of these rows leave this

@@ -113,6 +113,34 @@ class RowLanesTest {
     }
 
     /**
+     * Q8_0's copy takes the file's blocks in pairs, each d kept as its f16 bits and widened in the
+     * kernel: a matrix with an odd number of blocks a row, or a d that is not finite (an infinity:
+     * the widening would make it finite), has no copy, and its products are the row kernel's
+     * (here: 3 * 32 columns of ones at d = 1, and an infinite d, whose row comes out infinite).
+     */
+    @Test
+    void q80WithoutACopyWhereItsFormDoesNotFit() {
+        if (!RowLanes.ENABLED) return;   // no copies at all
+        int rows = L + 1;
+        for (int blocks : new int[] {3, 2}) {
+            byte[] b = new byte[rows * blocks * 34];
+            for (int k = 0; k < rows; k++) {
+                for (int c = 0; c < blocks; c++) {
+                    int p = (k * blocks + c) * 34;
+                    b[p + 1] = 0x3C;   // f16 1.0
+                    for (int j = 0; j < 32; j++) b[p + 2 + j] = 1;
+                }
+            }
+            if (blocks == 2) b[1] = 0x7C;   // row 0's first d: f16 infinity
+            SegmentTensor t = (SegmentTensor) Tensors.view(GgmlType.Q8_0, MemorySegment.ofArray(b), rows, blocks * 32);
+            assertThat(t.rowLanes()).as("%d blocks a row", blocks).isNull();
+            float[] out = product(GgmlType.Q8_0, b, rows, blocks * 32, ones(blocks * 32));
+            for (int k = blocks == 2 ? 1 : 0; k < rows; k++) assertThat(out[k]).as("%d blocks, row %d", blocks, k).isEqualTo(32f * blocks);
+            if (blocks == 2) assertThat(out[0]).isEqualTo(Float.POSITIVE_INFINITY);
+        }
+    }
+
+    /**
      * Random rows (three groups and five more) against the scalar decoder's rows dotted in double
      * with x as the kernel multiplies it: as it is (Q8_0, the rows after the groups, or {@code
      * fdkvc.int8Activations=false}), else rounded to integers per 256 columns as {@link Reference#roundedAsLlamaCppsQ8K} does it
@@ -311,8 +339,9 @@ class RowLanesTest {
         if (!RowLanes.ENABLED) return;   // no copies: nothing fills from one
         GgmlType type = new GgmlType[] {GgmlType.Q4_K, GgmlType.Q6_K, GgmlType.Q8_0}[kind];
         Random r = new Random(seed);
-        int rows = 3 * L + 5, qk = type.blockSize, cols = 4 * qk, from = b0 * qk, to = Math.min(4, b0 + span) * qk;
-        byte[] bytes = Reference.randomRows(type, r, rows, cols / qk);
+        // the copy's blocks: the type's own, but two of Q8_0's
+        int rows = 3 * L + 5, qk = type == GgmlType.Q8_0 ? Q8_0RowLanes.QK : type.blockSize, cols = 4 * qk, from = b0 * qk, to = Math.min(4, b0 + span) * qk;
+        byte[] bytes = Reference.randomRows(type, r, rows, cols / type.blockSize);
         SegmentTensor t = (SegmentTensor) Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
         int off = 3, stride = L + 5;
         float[] w = new float[off + (to - from) * stride + 7];

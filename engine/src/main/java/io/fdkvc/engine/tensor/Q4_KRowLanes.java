@@ -16,19 +16,21 @@ import jdk.incubator.vector.VectorOperators;
 
 /**
  * Q4_K's {@link RowLanes}. Per group g of L rows and super-block b, {@link #GROUP_BLOCK} bytes at
- * {@code (g * blocks + b) * GROUP_BLOCK}: the L rows' d as floats, their dmin as floats, then per
+ * {@code (g * blocks + b) * GROUP_BLOCK}: L ints, lane k holding row k's d and dmin as the file
+ * has them (f16 bits, d in the low half; the kernels widen them in registers), then per
  * chunk c of 64 weights eight vectors of L ints (lane k of vector v is bytes 4v..4v+3 of row k's
  * 128 nibble bytes) followed by the L rows' 6-bit scales of sub-blocks 2c and 2c + 1 as bytes and
  * their mins: the order the kernel reads them in, one stream. Nibble n of byte m of
  * that int is weight {@code MinKQuantTensor.weight(4v + m, n)} of the super-block ({@link MinKQuantTensor}'s
  * layout), in sub-block {@code 2 (v / 8) + n}. As in {@link MinKQuantTensor}'s kernels the
  * nibble is masked in place ({@code q * 2^8m}, exact in a float) and x carries {@code 2^-8m}.
- * The copy takes 152 bytes per 144 of the file's (d and dmin widened to floats, the scales and
- * mins to bytes).
+ * The copy takes 148 bytes per 144 of the file's (the scales and mins widened to bytes), 37
+ * whole cache lines a group-block at 16 lanes; with d and dmin widened to floats at copy time it
+ * took 152.
  */
 final class Q4_KRowLanes extends Int8RowLanes {
     static final int QK = Q4_KTensor.QK, BLOCK = Q4_KTensor.BLOCK;
-    private static final int D = 0, DMIN = 4 * G, CHUNKS = 8 * G, CHUNK = 36 * G;
+    private static final int D = 0, CHUNKS = 4 * G, CHUNK = 36 * G;
     /** Bytes per group and super-block. */
     static final int GROUP_BLOCK = CHUNKS + 4 * CHUNK;
 
@@ -48,8 +50,7 @@ final class Q4_KRowLanes extends Int8RowLanes {
 
     /** Row k of a group's super-block at {@code src[p ..]} into its lanes of the group-block at {@code dst[q ..]}. */
     static void rowBlock(byte[] src, int p, byte[] dst, int q, int k) {
-        FLOATS.set(dst, q + D + 4 * k, Float.float16ToFloat((short) ((src[p] & 0xFF) | src[p + 1] << 8)));
-        FLOATS.set(dst, q + DMIN + 4 * k, Float.float16ToFloat((short) ((src[p + 2] & 0xFF) | src[p + 3] << 8)));
+        INTS.set(dst, q + D + 4 * k, (int) INTS.get(src, p));   // d and dmin, f16 bits, as the file has them
         int s0 = (int) INTS.get(src, p + 4), s1 = (int) INTS.get(src, p + 8), s2 = (int) INTS.get(src, p + 12);
         long sc = (MinKQuantTensor.scalesLo(s0) & 0xFFFFFFFFL) | (long) MinKQuantTensor.scalesHi(s0, s2) << 32;
         long mn = (MinKQuantTensor.minsLo(s1) & 0xFFFFFFFFL) | (long) MinKQuantTensor.minsHi(s1, s2) << 32;
@@ -141,7 +142,10 @@ final class Q4_KRowLanes extends Int8RowLanes {
                 bs = sHigh.fma((FloatVector) high.convert(VectorOperators.I2F, 0), sLow.fma((FloatVector) low.convert(VectorOperators.I2F, 0), bs));
                 ms = mHigh.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c + 1]), mLow.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c]), ms));
             }
-            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+            // d and dmin widened from their f16 bits (as Q8_0RowLanes#group widens its d)
+            IntVector dd = IntVector.fromMemorySegment(I, s, base + D, LE);
+            FloatVector d = ((FloatVector) dd.lanewise(VectorOperators.LSHL, 13).and(0x0FFFE000).or(dd.lanewise(VectorOperators.LSHL, 16).and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
+            FloatVector dmin = ((FloatVector) dd.lanewise(VectorOperators.LSHR, 3).and(0x0FFFE000).or(dd.and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
             acc = d.mul(bs).sub(dmin.mul(ms)).fma(FloatVector.broadcast(F, dx[b]), acc);
         }
         acc.intoArray(dst, dstOff);
@@ -192,7 +196,10 @@ final class Q4_KRowLanes extends Int8RowLanes {
                 bs = sHigh.fma(high, sLow.fma(low, bs));
                 ms = mHigh.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c + 1]), mLow.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c]), ms));
             }
-            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+            // d and dmin widened from their f16 bits (as Q8_0RowLanes#group widens its d)
+            IntVector dd = IntVector.fromMemorySegment(I, s, base + D, LE);
+            FloatVector d = ((FloatVector) dd.lanewise(VectorOperators.LSHL, 13).and(0x0FFFE000).or(dd.lanewise(VectorOperators.LSHL, 16).and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
+            FloatVector dmin = ((FloatVector) dd.lanewise(VectorOperators.LSHR, 3).and(0x0FFFE000).or(dd.and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
             acc = d.fma(bs, acc).sub(dmin.mul(ms));
         }
         acc.intoArray(dst, dstOff);
@@ -207,7 +214,9 @@ final class Q4_KRowLanes extends Int8RowLanes {
     @Override
     void fillBlock(long base, float[] w, int o, int stride) {
         MemorySegment s = seg;
-        FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE), dmin = FloatVector.fromMemorySegment(F, s, base + DMIN, LE);
+        IntVector dd = IntVector.fromMemorySegment(I, s, base + D, LE);
+        FloatVector d = ((FloatVector) dd.lanewise(VectorOperators.LSHL, 13).and(0x0FFFE000).or(dd.lanewise(VectorOperators.LSHL, 16).and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
+        FloatVector dmin = ((FloatVector) dd.lanewise(VectorOperators.LSHR, 3).and(0x0FFFE000).or(dd.and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
         for (int c = 0; c < 4; c++) {
             long sc = base + scales(2 * c), mn = sc + 2 * G;
             FloatVector d1 = ((FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0)).mul(d);

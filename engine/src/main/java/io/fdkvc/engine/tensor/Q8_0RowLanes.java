@@ -5,7 +5,6 @@ import static io.fdkvc.engine.tensor.Simd.I;
 import static io.fdkvc.engine.tensor.Simd.LE;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
@@ -47,15 +46,6 @@ final class Q8_0RowLanes extends RowLanes {
         }
     }
 
-    /** Whether every block's d in {@code t}'s rows is a finite f16 (exponent bits not all ones). */
-    static boolean finiteScales(SegmentTensor t) {
-        MemorySegment s = t.segment();
-        for (long p = 0, end = s.byteSize(); p < end; p += Q8_0Tensor.BLOCK) {
-            if ((s.get(ValueLayout.JAVA_SHORT_UNALIGNED, p) & 0x7C00) == 0x7C00) return false;
-        }
-        return true;
-    }
-
     /** x as it is: the kernel broadcasts each x from xq; no sums. */
     @Override
     void prepare(float[] x, int xOff, Prepared p) {
@@ -80,7 +70,7 @@ final class Q8_0RowLanes extends RowLanes {
             // places, are the float of the same bits with an exponent 112 lower (subnormal f16 to
             // float denormals alike), so a product by 2^(112 - 24) makes the value exactly; the
             // sign goes to bit 31. Infinities and NaNs would come out finite: a tensor with them
-            // has no copy (finiteScales). Written out in each kernel: a function of vectors was
+            // has no copy (RowLanes.fits). Written out in each kernel: a function of vectors was
             // not inlined into them (too large a caller) and boxed its result, and a pass
             // widening a group's d into an array ahead of its kernel read them from memory 1088
             // bytes apart and slowed a decode pass over the 1B Q8_0 file by a third.

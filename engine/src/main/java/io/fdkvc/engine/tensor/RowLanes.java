@@ -4,6 +4,7 @@ import static io.fdkvc.engine.tensor.Simd.L;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
@@ -82,11 +83,30 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
 
     /**
      * Whether {@code t} (of a type that {@link #hasForm has a form}) can take it: Q8_0's pairs of
-     * blocks need an even number of blocks a row, and its scales widened in the kernel ({@link
-     * Q8_0RowLanes#group}) need to be finite.
+     * blocks need an even number of blocks a row, and the scales that Q8_0's and Q4_K's kernels
+     * widen from f16 bits ({@link Q8_0RowLanes#group}) need to be finite.
      */
     static boolean fits(SegmentTensor t) {
-        return t.type() != GgmlType.Q8_0 || (t.cols() % Q8_0RowLanes.QK == 0 && Q8_0RowLanes.finiteScales(t));
+        return switch (t.type()) {
+            case Q8_0 -> t.cols() % Q8_0RowLanes.QK == 0 && finiteHalves(t, Q8_0Tensor.BLOCK, 1);
+            case Q4_K -> finiteHalves(t, Q4_KTensor.BLOCK, 2);
+            default -> true;
+        };
+    }
+
+    /**
+     * Whether the first {@code count} f16 values of every block of {@code bytes} bytes in {@code
+     * t}'s rows (its scales) are finite (exponent bits not all ones): the kernels widen them from
+     * their bits in registers, where an infinity or a NaN would come out finite.
+     */
+    static boolean finiteHalves(SegmentTensor t, int bytes, int count) {
+        MemorySegment s = t.segment();
+        for (long p = 0, end = s.byteSize(); p < end; p += bytes) {
+            for (int i = 0; i < count; i++) {
+                if ((s.get(ValueLayout.JAVA_SHORT_UNALIGNED, p + 2L * i) & 0x7C00) == 0x7C00) return false;
+            }
+        }
+        return true;
     }
 
     /**

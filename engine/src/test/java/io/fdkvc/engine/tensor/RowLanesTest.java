@@ -141,6 +141,26 @@ class RowLanesTest {
     }
 
     /**
+     * Q4_K's copy keeps d and dmin as f16 bits too: a tensor with an infinite or NaN one has no
+     * copy (its rows from {@link Reference#randomRows}, finite, take one until a d is set to
+     * infinity or a dmin to NaN).
+     */
+    @Test
+    void q4kWithoutACopyWhereAScaleIsNotFinite() {
+        if (!RowLanes.ENABLED) return;   // no copies at all
+        int rows = L + 1, cols = 512;
+        for (int bad = 0; bad < 3; bad++) {
+            byte[] b = Reference.randomRows(GgmlType.Q4_K, new Random(bad), rows, cols / 256);
+            int p = ((rows - 1) * 2 + 1) * 144;   // the last row's second super-block
+            if (bad == 1) b[p + 1] = 0x7C;   // d: f16 infinity
+            if (bad == 2) b[p + 3] = 0x7E;   // dmin: f16 NaN
+            SegmentTensor t = (SegmentTensor) Tensors.view(GgmlType.Q4_K, MemorySegment.ofArray(b), rows, cols);
+            if (bad == 0) assertThat(t.rowLanes()).isNotNull();
+            else assertThat(t.rowLanes()).as("scale %d not finite", bad).isNull();
+        }
+    }
+
+    /**
      * Random rows (three groups and five more) against the scalar decoder's rows dotted in double
      * with x as the kernel multiplies it: as it is (Q8_0, the rows after the groups, or {@code
      * fdkvc.int8Activations=false}), else rounded to integers per 256 columns as {@link Reference#roundedAsLlamaCppsQ8K} does it

@@ -19,10 +19,11 @@ import jdk.incubator.vector.VectorOperators;
  * d, widened to a float in the kernel ({@link #group}), carries the 2^-24. The copy takes
  * the file's 34 bytes per 32 weights, and a group-block is a whole number of 64-byte lines (68 L
  * bytes). With d widened to floats at copy time it took 36 per 34 (the 1B Q8_0 file's copy 75 MB
- * larger), and on the AMD EPYC Zen 5 the kernel ran at 45.1 GMAC/s from L2 against 47.9 now
- * (`kernels.DotBench Q8_0 256 2048 4`); a pass over that file's weights at two threads
- * (`decode.WeightPassBench`, six pairs of JVMs) measured 0.99-1.06x in five pairs and 1.29x in
- * one. A matrix whose rows hold an odd number of blocks has no copy (the row kernel serves it).
+ * larger), and on the AMD EPYC Zen 5 the kernel ran at 45.1-45.5 GMAC/s from L2 against
+ * 46.4-47.9 now (`kernels.DotBench Q8_0 256 2048 4`); a pass over that file's weights at two
+ * threads (`decode.WeightPassBench`, nine pairs of JVMs) measured 0.99-1.16x, median 1.04, one
+ * pair 1.29x (docs/benchmarks.md). A matrix whose rows hold an odd number of blocks has no copy
+ * (the row kernel serves it).
  */
 final class Q8_0RowLanes extends RowLanes {
     /** Columns and file bytes per block of the copy: two of the file's blocks. */

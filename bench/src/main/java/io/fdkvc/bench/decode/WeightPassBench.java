@@ -26,7 +26,12 @@ import java.util.Random;
  *   scripts/run-bench decode.WeightPassBench llama-3.2-1b-Q4_K_M.gguf 1 - 30 2
  * args: a synthetic shape or a .gguf file (TYPE then "-": the file's own types), batch rows
  * (1-64), weight type (as --quant), passes (1-100000), and optionally THREADS (default 1): each
- * product's rows split over that many threads, as the forward pass splits them; bad ones exit 2.
+ * product's rows split over that many threads, as the forward pass splits them, and, for a file,
+ * LOADS (default 1): the file loaded that many times in turn in this JVM, each load with copies
+ * of its own (the row lanes, fdkvc.weights=copied), each load's passes printed apart, so that
+ * how fast fresh copies read can be told from how the kernels were compiled:
+ *   scripts/run-bench decode.WeightPassBench llama-3.2-1b-Q4_K_M.gguf 1 - 15 2 6
+ * Bad arguments exit 2.
  * Prefer a file written once (./fdkvc bench --synthetic SHAPE --quant TYPE --save FILE): a
  * synthetic model is written afresh to a temporary file, deleted once mapped, and on the AMD
  * EPYC Zen 5 host those just-written pages read from memory at a third of a settled file's speed.
@@ -36,17 +41,21 @@ public final class WeightPassBench {
 
     public static void main(String[] args) {
         try {
-            if (args.length != 4 && args.length != 5) throw new InputException("usage: WeightPassBench SHAPE|FILE.gguf BATCH TYPE|- PASSES [THREADS], e.g. smollm2-135m 1 Q8_0 150");
+            if (args.length < 4 || args.length > 6) throw new InputException("usage: WeightPassBench SHAPE|FILE.gguf BATCH TYPE|- PASSES [THREADS [LOADS]], e.g. smollm2-135m 1 Q8_0 150");
             int batch = Check.wholeNumber("BATCH", args[1], 1, 64), passes = Check.wholeNumber("PASSES", args[3], 1, 100_000);
-            int threads = args.length == 5 ? Check.wholeNumber("THREADS", args[4], 1, 256) : 1;
+            int threads = args.length >= 5 ? Check.wholeNumber("THREADS", args[4], 1, 256) : 1;
+            int loads = args.length == 6 ? Check.wholeNumber("LOADS", args[5], 1, 1000) : 1;
             if (args[0].endsWith(".gguf")) {
                 Path file = Path.of(args[0]);
                 if (!Files.isRegularFile(file)) throw new InputException("FILE: no such file " + file);
                 if (!args[2].equals("-")) throw new InputException("TYPE: a .gguf file has its own types: give '-', not '" + args[2] + "'");
-                try (LoadedModel m = GgufModelLoader.load(file)) {
-                    run(file.getFileName().toString(), "-", m, batch, passes, threads);
+                for (int i = 0; i < loads; i++) {
+                    try (LoadedModel m = GgufModelLoader.load(file)) {
+                        run(file.getFileName().toString() + (loads > 1 ? " load " + (i + 1) : ""), "-", m, batch, passes, threads);
+                    }
                 }
             } else {
+                if (loads != 1) throw new InputException("LOADS: only a .gguf file is loaded again; a synthetic shape takes 1, not " + loads);
                 var model = SyntheticModels.model(args[0], args[2]);
                 try (LoadedModel m = SyntheticModels.load(model, null)) {
                     run(args[0], args[2], m, batch, passes, threads);

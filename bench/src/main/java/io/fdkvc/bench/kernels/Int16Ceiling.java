@@ -1,5 +1,7 @@
 package io.fdkvc.bench.kernels;
 
+import io.fdkvc.engine.tensor.FloatTensor;
+import io.fdkvc.engine.tensor.GgmlType;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
@@ -8,16 +10,18 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Whether the prefill's tiled product would gain from 16-bit integer products (one thread, all in
- * L1 and L2): a 6-row tile over 64 batch rows, as {@code FloatTensor.kernelWide} computes it in
- * floats (24 accumulators, one FMA per weight and 16 batch rows), against the same tile in 16-bit
- * lanes (x rounded to bytes, two batch rows' worth of lanes per vector: one multiply and one add
- * per weight and 32 batch rows), both over a 48-row panel of 2048 columns. The integer tile needs
+ * L1 and L2): the engine's tiled product ({@code FloatTensor.matmul} on a transposed batch, its
+ * 6 x 4-vector kernel: one FMA per weight and 16 batch rows, the panel's copy and the scatter of
+ * the results included) over a 48 x 2048 F32 matrix and 64 batch rows, against a
+ * 6-row tile of the same panel in 16-bit lanes (x rounded to bytes, 32 batch rows a vector: one
+ * multiply and one add per weight and 32 batch rows; strides constant, which only favours it). The integer tile needs
  * a flush per Q4_K sub-block of 32 columns, where the sub-block's scale changes: its 16-bit sums
  * widened to ints, converted and scaled into float accumulators. A lane sums 32 products of a
  * 4-bit weight, so x is rounded to 7 bits here (32 x 15 x 63 = 30240 fits a short; 8 bits would
- * not). Printed: GMAC/s of the float tile, the integer tile without its flushes (the ceiling of
- * 16-bit products), and with them; each the best of repeated runs over 2 seconds, third round.
- * The loops are written out: a helper returning vectors that C2 does not inline would box them.
+ * not). Printed: GMAC/s of the engine's product, the integer tile without its flushes (the
+ * ceiling of 16-bit products), and with them; each the best of repeated runs over 2 seconds,
+ * third round.
+ * The tile's loop is written out: a helper returning vectors that C2 does not inline would box them.
  *   scripts/run-bench kernels.Int16Ceiling
  */
 public final class Int16Ceiling {
@@ -26,40 +30,7 @@ public final class Int16Ceiling {
     static final VectorSpecies<Float> F = FloatVector.SPECIES_512;
     static final VectorSpecies<Short> S = ShortVector.SPECIES_512;
     static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
-    static final int K = 2048, PANEL = 48, KB = 128, NB = 64, L = 16, SUB = 32;
-
-    /** kernelWide's loop: acc[ao + j*NB ..] += w[wo + j + k*PANEL] * xt[k*NB ..] for the 6 rows j. */
-    static void floatTile(float[] w, int wo, int k0, int k1, float[] xt, float[] acc, int ao) {
-        FloatVector c00 = FloatVector.fromArray(F, acc, ao), c01 = FloatVector.fromArray(F, acc, ao + L), c02 = FloatVector.fromArray(F, acc, ao + 2 * L), c03 = FloatVector.fromArray(F, acc, ao + 3 * L);
-        FloatVector c10 = FloatVector.fromArray(F, acc, ao + NB), c11 = FloatVector.fromArray(F, acc, ao + NB + L), c12 = FloatVector.fromArray(F, acc, ao + NB + 2 * L), c13 = FloatVector.fromArray(F, acc, ao + NB + 3 * L);
-        FloatVector c20 = FloatVector.fromArray(F, acc, ao + 2 * NB), c21 = FloatVector.fromArray(F, acc, ao + 2 * NB + L), c22 = FloatVector.fromArray(F, acc, ao + 2 * NB + 2 * L), c23 = FloatVector.fromArray(F, acc, ao + 2 * NB + 3 * L);
-        FloatVector c30 = FloatVector.fromArray(F, acc, ao + 3 * NB), c31 = FloatVector.fromArray(F, acc, ao + 3 * NB + L), c32 = FloatVector.fromArray(F, acc, ao + 3 * NB + 2 * L), c33 = FloatVector.fromArray(F, acc, ao + 3 * NB + 3 * L);
-        FloatVector c40 = FloatVector.fromArray(F, acc, ao + 4 * NB), c41 = FloatVector.fromArray(F, acc, ao + 4 * NB + L), c42 = FloatVector.fromArray(F, acc, ao + 4 * NB + 2 * L), c43 = FloatVector.fromArray(F, acc, ao + 4 * NB + 3 * L);
-        FloatVector c50 = FloatVector.fromArray(F, acc, ao + 5 * NB), c51 = FloatVector.fromArray(F, acc, ao + 5 * NB + L), c52 = FloatVector.fromArray(F, acc, ao + 5 * NB + 2 * L), c53 = FloatVector.fromArray(F, acc, ao + 5 * NB + 3 * L);
-        for (int k = k0; k < k1; k++) {
-            int p = k * NB, q = wo + k * PANEL;
-            FloatVector v0 = FloatVector.fromArray(F, xt, p), v1 = FloatVector.fromArray(F, xt, p + L);
-            FloatVector v2 = FloatVector.fromArray(F, xt, p + 2 * L), v3 = FloatVector.fromArray(F, xt, p + 3 * L);
-            FloatVector b = FloatVector.broadcast(F, w[q]);
-            c00 = v0.fma(b, c00); c01 = v1.fma(b, c01); c02 = v2.fma(b, c02); c03 = v3.fma(b, c03);
-            b = FloatVector.broadcast(F, w[q + 1]);
-            c10 = v0.fma(b, c10); c11 = v1.fma(b, c11); c12 = v2.fma(b, c12); c13 = v3.fma(b, c13);
-            b = FloatVector.broadcast(F, w[q + 2]);
-            c20 = v0.fma(b, c20); c21 = v1.fma(b, c21); c22 = v2.fma(b, c22); c23 = v3.fma(b, c23);
-            b = FloatVector.broadcast(F, w[q + 3]);
-            c30 = v0.fma(b, c30); c31 = v1.fma(b, c31); c32 = v2.fma(b, c32); c33 = v3.fma(b, c33);
-            b = FloatVector.broadcast(F, w[q + 4]);
-            c40 = v0.fma(b, c40); c41 = v1.fma(b, c41); c42 = v2.fma(b, c42); c43 = v3.fma(b, c43);
-            b = FloatVector.broadcast(F, w[q + 5]);
-            c50 = v0.fma(b, c50); c51 = v1.fma(b, c51); c52 = v2.fma(b, c52); c53 = v3.fma(b, c53);
-        }
-        c00.intoArray(acc, ao); c01.intoArray(acc, ao + L); c02.intoArray(acc, ao + 2 * L); c03.intoArray(acc, ao + 3 * L);
-        c10.intoArray(acc, ao + NB); c11.intoArray(acc, ao + NB + L); c12.intoArray(acc, ao + NB + 2 * L); c13.intoArray(acc, ao + NB + 3 * L);
-        c20.intoArray(acc, ao + 2 * NB); c21.intoArray(acc, ao + 2 * NB + L); c22.intoArray(acc, ao + 2 * NB + 2 * L); c23.intoArray(acc, ao + 2 * NB + 3 * L);
-        c30.intoArray(acc, ao + 3 * NB); c31.intoArray(acc, ao + 3 * NB + L); c32.intoArray(acc, ao + 3 * NB + 2 * L); c33.intoArray(acc, ao + 3 * NB + 3 * L);
-        c40.intoArray(acc, ao + 4 * NB); c41.intoArray(acc, ao + 4 * NB + L); c42.intoArray(acc, ao + 4 * NB + 2 * L); c43.intoArray(acc, ao + 4 * NB + 3 * L);
-        c50.intoArray(acc, ao + 5 * NB); c51.intoArray(acc, ao + 5 * NB + L); c52.intoArray(acc, ao + 5 * NB + 2 * L); c53.intoArray(acc, ao + 5 * NB + 3 * L);
-    }
+    static final int K = 2048, PANEL = 48, NB = 64, L = 16, SUB = 32;
 
     /**
      * The same tile in 16-bit lanes over sub-blocks [s0, s1) of 32 columns: per column, the 6 rows'
@@ -113,12 +84,15 @@ public final class Int16Ceiling {
 
     public static void main(String[] args) {
         java.util.Random r = new java.util.Random(1);
-        float[] w = new float[K * PANEL], xt = new float[K * NB], acc = new float[PANEL * NB];
+        FloatTensor ft = RandomTensor.of(GgmlType.F32, PANEL, K, r);
+        float[] x = RandomTensor.gaussian(NB * K, r), out = new float[NB * PANEL], acc = new float[PANEL * NB];
+        // the batch transposed once, as the forward pass transposes an input once for all its products' rows
+        FloatTensor.TransposedBatch tb = new FloatTensor.TransposedBatch();
+        tb.reset(x, 0, K, NB, K);
+        tb.transpose(0, K);
         short[] ws = new short[K * PANEL], xts = new short[K * NB];
-        for (int i = 0; i < w.length; i++) ws[i] = (short) r.nextInt(16);
-        for (int i = 0; i < xt.length; i++) xts[i] = (short) (r.nextInt(127) - 63);
-        for (int i = 0; i < w.length; i++) w[i] = ws[i];
-        for (int i = 0; i < xt.length; i++) xt[i] = xts[i];
+        for (int i = 0; i < ws.length; i++) ws[i] = (short) r.nextInt(16);
+        for (int i = 0; i < xts.length; i++) xts[i] = (short) (r.nextInt(127) - 63);
         float[] sc = new float[64 * 6], mn = new float[64 * 6], dx = new float[NB], xs = new float[64 * NB];
         int[] tmp = new int[12 * 16];
         double macs = (double) K * PANEL * NB;
@@ -130,7 +104,7 @@ public final class Int16Ceiling {
                     long t0 = System.nanoTime();
                     for (int rep = 0; rep < 8; rep++) {
                         if (variant == 0) {
-                            for (int c0 = 0; c0 < K; c0 += KB) for (int rb = 0; rb < PANEL / 6; rb++) floatTile(w, rb * 6, c0, c0 + KB, xt, acc, rb * 6 * NB);
+                            ft.matmul(0, PANEL, tb, out, 0, PANEL);
                         } else {
                             for (int rb = 0; rb < PANEL / 6; rb++) shortTile(ws, rb * 6, 0, K / SUB, xts, sc, mn, dx, xs, acc, tmp, variant == 2);
                         }
@@ -139,11 +113,11 @@ public final class Int16Ceiling {
                 }
             }
             if (round == 2) {
-                System.out.printf("float tile (6 rows x 64, FMA): %.1f GMAC/s%n", best[0]);
+                System.out.printf("the engine's product (F32):    %.1f GMAC/s%n", best[0]);
                 System.out.printf("16-bit tile, no flushes:       %.1f GMAC/s%n", best[1]);
                 System.out.printf("16-bit tile, flushed per 32:   %.1f GMAC/s%n", best[2]);
             }
         }
-        System.out.printf("(checksum %.4g)%n", acc[7] + tmp[3]);   // the results used, so that no loop is dropped
+        System.out.printf("(checksum %.4g)%n", out[7] + acc[7] + tmp[3]);   // the results used, so that no loop is dropped
     }
 }

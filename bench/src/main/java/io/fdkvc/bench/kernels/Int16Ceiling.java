@@ -10,18 +10,18 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Whether the prefill's tiled product would gain from 16-bit integer products (one thread, all in
- * L1 and L2): the engine's tiled product ({@code FloatTensor.matmul} on a transposed batch, its
- * 6 x 4-vector kernel: one FMA per weight and 16 batch rows, the panel's copy and the scatter of
- * the results included) over a 48 x 2048 F32 matrix and 64 batch rows, against a
- * 6-row tile of the same panel in 16-bit lanes (x rounded to bytes, 32 batch rows a vector: one
- * multiply and one add per weight and 32 batch rows; strides constant, which only favours it). The integer tile needs
- * a flush per Q4_K sub-block of 32 columns, where the sub-block's scale changes: its 16-bit sums
- * widened to ints, converted and scaled into float accumulators. A lane sums 32 products of a
- * 4-bit weight, so x is rounded to 7 bits here (32 x 15 x 63 = 30240 fits a short; 8 bits would
- * not). Printed: GMAC/s of the engine's product, the integer tile without its flushes (the
- * ceiling of 16-bit products), and with them; each the best of repeated runs over 2 seconds,
- * third round.
- * The tile's loop is written out: a helper returning vectors that C2 does not inline would box them.
+ * L1 and L2). Measured: the engine's tiled product ({@code FloatTensor.matmul} on a transposed
+ * batch: its 6 x 4-vector kernel, one FMA per weight and 16 batch rows, with the panel's copy and
+ * the scatter of the results) over a 48 x 2048 F32 matrix and 64 batch rows; and a 6-row tile of
+ * such a panel in 16-bit lanes (32 batch rows a vector: one multiply and one add per weight and
+ * 32 batch rows; its strides constant, which only favours it). The integer tile needs a flush per
+ * Q4_K sub-block of 32 columns, where the sub-block's scale changes: its 16-bit sums widened to
+ * ints, converted and scaled into float accumulators. A lane sums 32 products of a 4-bit weight,
+ * so x is rounded to 7 bits here (32 x 15 x 63 = 30240 fits a short; 8 bits would not). Printed:
+ * GMAC/s of the engine's product, of the integer tile without its flushes (the ceiling of 16-bit
+ * products) and with them, each the best of repeated runs over 2 seconds, third round. 512-bit
+ * species: for an AVX-512 machine. The tile's loop is written out: a helper returning vectors
+ * that C2 does not inline would box them.
  *   scripts/run-bench kernels.Int16Ceiling
  */
 public final class Int16Ceiling {

@@ -182,7 +182,8 @@ public abstract class FloatTensor {
                     // w holds row rb*MR + j, column k at (rb*MR + j)*rs + (k - k0)*cs; xt's tile t
                     // holds column k at (t*n + k)*nb
                     int a = ao + (rb * tiles + t) * MR * nb, xo = (t * n + k0) * nb;
-                    if (x.wide) kernelWide(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    if (x.wide && rs == 1 && cs == PANEL) kernelWideColumns(w, rb * MR, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    else if (x.wide) kernelWide(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
                     else kernel(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
                 }
             }
@@ -466,6 +467,49 @@ public abstract class FloatTensor {
         c3.intoArray(acc, ao + 3 * L); c4.intoArray(acc, ao + 4 * L); c5.intoArray(acc, ao + 5 * L);
         c6.intoArray(acc, ao + 6 * L); c7.intoArray(acc, ao + 7 * L); c8.intoArray(acc, ao + 8 * L);
         c9.intoArray(acc, ao + 9 * L); c10.intoArray(acc, ao + 10 * L); c11.intoArray(acc, ao + 11 * L);
+    }
+
+    /**
+     * {@link #kernelWide} on a panel laid out column by column (row j, column k at {@code w[wo + j +
+     * k * PANEL]}, as the {@link RowLanes} copies fill it): the weights read at one index stepped by
+     * the constant PANEL plus the constants 0 .. 5, so that C2 checks their range once for the
+     * loop, as it does x's; with the strides as parameters it keeps a compare and branch per weight.
+     * A second copy of the kernel on purpose: one kernel with constant strides for both layouts
+     * would need the other types' rows transposed into the panel, which cost them 30-45% of their
+     * speed (docs/benchmarks.md, "A prefill kernel with constant strides"). Each output is the same
+     * FMA chain in the same column order as kernelWide's, so the bits are the same.
+     */
+    private static void kernelWideColumns(float[] w, int wo, int k0, int k1, float[] xt, int xo, float[] acc, int ao) {
+        VectorSpecies<Float> F = Simd.F;
+        int L = Simd.L, NB = NB_WIDE;
+        FloatVector c00 = FloatVector.fromArray(F, acc, ao), c01 = FloatVector.fromArray(F, acc, ao + L), c02 = FloatVector.fromArray(F, acc, ao + 2 * L), c03 = FloatVector.fromArray(F, acc, ao + 3 * L);
+        FloatVector c10 = FloatVector.fromArray(F, acc, ao + NB), c11 = FloatVector.fromArray(F, acc, ao + NB + L), c12 = FloatVector.fromArray(F, acc, ao + NB + 2 * L), c13 = FloatVector.fromArray(F, acc, ao + NB + 3 * L);
+        FloatVector c20 = FloatVector.fromArray(F, acc, ao + 2 * NB), c21 = FloatVector.fromArray(F, acc, ao + 2 * NB + L), c22 = FloatVector.fromArray(F, acc, ao + 2 * NB + 2 * L), c23 = FloatVector.fromArray(F, acc, ao + 2 * NB + 3 * L);
+        FloatVector c30 = FloatVector.fromArray(F, acc, ao + 3 * NB), c31 = FloatVector.fromArray(F, acc, ao + 3 * NB + L), c32 = FloatVector.fromArray(F, acc, ao + 3 * NB + 2 * L), c33 = FloatVector.fromArray(F, acc, ao + 3 * NB + 3 * L);
+        FloatVector c40 = FloatVector.fromArray(F, acc, ao + 4 * NB), c41 = FloatVector.fromArray(F, acc, ao + 4 * NB + L), c42 = FloatVector.fromArray(F, acc, ao + 4 * NB + 2 * L), c43 = FloatVector.fromArray(F, acc, ao + 4 * NB + 3 * L);
+        FloatVector c50 = FloatVector.fromArray(F, acc, ao + 5 * NB), c51 = FloatVector.fromArray(F, acc, ao + 5 * NB + L), c52 = FloatVector.fromArray(F, acc, ao + 5 * NB + 2 * L), c53 = FloatVector.fromArray(F, acc, ao + 5 * NB + 3 * L);
+        for (int k = k0, p = xo + k0 * NB, q = wo + k0 * PANEL; k < k1; k++, p += NB, q += PANEL) {
+            FloatVector v0 = FloatVector.fromArray(F, xt, p), v1 = FloatVector.fromArray(F, xt, p + L);
+            FloatVector v2 = FloatVector.fromArray(F, xt, p + 2 * L), v3 = FloatVector.fromArray(F, xt, p + 3 * L);
+            FloatVector b = FloatVector.broadcast(F, w[q]);
+            c00 = v0.fma(b, c00); c01 = v1.fma(b, c01); c02 = v2.fma(b, c02); c03 = v3.fma(b, c03);
+            b = FloatVector.broadcast(F, w[q + 1]);
+            c10 = v0.fma(b, c10); c11 = v1.fma(b, c11); c12 = v2.fma(b, c12); c13 = v3.fma(b, c13);
+            b = FloatVector.broadcast(F, w[q + 2]);
+            c20 = v0.fma(b, c20); c21 = v1.fma(b, c21); c22 = v2.fma(b, c22); c23 = v3.fma(b, c23);
+            b = FloatVector.broadcast(F, w[q + 3]);
+            c30 = v0.fma(b, c30); c31 = v1.fma(b, c31); c32 = v2.fma(b, c32); c33 = v3.fma(b, c33);
+            b = FloatVector.broadcast(F, w[q + 4]);
+            c40 = v0.fma(b, c40); c41 = v1.fma(b, c41); c42 = v2.fma(b, c42); c43 = v3.fma(b, c43);
+            b = FloatVector.broadcast(F, w[q + 5]);
+            c50 = v0.fma(b, c50); c51 = v1.fma(b, c51); c52 = v2.fma(b, c52); c53 = v3.fma(b, c53);
+        }
+        c00.intoArray(acc, ao); c01.intoArray(acc, ao + L); c02.intoArray(acc, ao + 2 * L); c03.intoArray(acc, ao + 3 * L);
+        c10.intoArray(acc, ao + NB); c11.intoArray(acc, ao + NB + L); c12.intoArray(acc, ao + NB + 2 * L); c13.intoArray(acc, ao + NB + 3 * L);
+        c20.intoArray(acc, ao + 2 * NB); c21.intoArray(acc, ao + 2 * NB + L); c22.intoArray(acc, ao + 2 * NB + 2 * L); c23.intoArray(acc, ao + 2 * NB + 3 * L);
+        c30.intoArray(acc, ao + 3 * NB); c31.intoArray(acc, ao + 3 * NB + L); c32.intoArray(acc, ao + 3 * NB + 2 * L); c33.intoArray(acc, ao + 3 * NB + 3 * L);
+        c40.intoArray(acc, ao + 4 * NB); c41.intoArray(acc, ao + 4 * NB + L); c42.intoArray(acc, ao + 4 * NB + 2 * L); c43.intoArray(acc, ao + 4 * NB + 3 * L);
+        c50.intoArray(acc, ao + 5 * NB); c51.intoArray(acc, ao + 5 * NB + L); c52.intoArray(acc, ao + 5 * NB + 2 * L); c53.intoArray(acc, ao + 5 * NB + 3 * L);
     }
 
     /** {@link #kernel} with four vectors of batch rows (NB_WIDE): 24 accumulators in registers. */

@@ -214,7 +214,6 @@ public abstract class FloatTensor {
      */
     public static final class TransposedBatch {
         private float[] xt = new float[0];
-        private final int[] index = new int[NB_WIDE];
         private float[] src;
         private int srcOff, stride, batch, cols, nb, tiles;
         private boolean wide;
@@ -237,7 +236,6 @@ public abstract class FloatTensor {
             nb = wide ? NB_WIDE : batch <= Simd.L ? Simd.L : NB;
             tiles = (batch + nb - 1) / nb;
             if (xt.length < tiles * cols * nb) xt = new float[tiles * cols * nb];
-            for (int j = 0; j < nb; j++) index[j] = j * xStride;
             this.src = x;
             this.srcOff = xOff;
             this.stride = xStride;
@@ -247,27 +245,34 @@ public abstract class FloatTensor {
 
         /**
          * xt[(tile*n + k)*nb + j] = x[batch row tile*nb + j][k] for k in [from, to), zero beyond the
-         * batch. Column by column, so that xt is written in order and the source rows are read as
-         * nb sequential streams (row by row, each row's n strided writes touched n cache lines per
-         * batch row and thrashed L1: a quarter of the time of a 288 x 576 product); a full group
-         * of L batch rows is one gather.
+         * batch. In blocks of {@link #TRANSPOSE_BLOCK} columns, each batch row's part of the block
+         * read in order: the block's source (nb rows of 256 bytes) and its destination (16 KiB at
+         * 64 batch rows) stay in L1 together. Whole rows at a time, each row's n strided writes
+         * touched n cache lines and thrashed L1; column by column with one 16-lane gather per
+         * column and vector of rows, a 64 x 2048 batch took 266 us against 41 us in blocks
+         * (and 64 x 8192 1030 against 211 us) on the EPYC Zen 5.
          */
         public void transpose(int from, int to) {
-            VectorSpecies<Float> F = Simd.F;
-            int L = Simd.L, n = cols;
-            float[] x = src;
-            for (int t = 0; t < tiles; t++) {
-                int b0 = t * nb, xb = srcOff + b0 * stride;
-                int m = Math.min(nb, batch - b0);
-                int full = m / L * L;   // lanes of whole gathers
-                for (int k = from, p = (t * n + from) * nb; k < to; k++, p += nb) {
-                    int j = 0;
-                    for (; j < full; j += L) FloatVector.fromArray(F, x, xb + k, index, j).intoArray(xt, p + j);
-                    for (; j < m; j++) xt[p + j] = x[xb + index[j] + k];
-                    for (; j < nb; j++) xt[p + j] = 0f;
+            float[] x = src, t = xt;
+            int n = cols;
+            for (int tile = 0; tile < tiles; tile++) {
+                int b0 = tile * nb, m = Math.min(nb, batch - b0), base = tile * n * nb;
+                for (int k0 = from; k0 < to; k0 += TRANSPOSE_BLOCK) {
+                    int k1 = Math.min(to, k0 + TRANSPOSE_BLOCK);
+                    for (int j = 0; j < nb; j++) {
+                        int p = base + k0 * nb + j;
+                        if (j < m) {
+                            for (int k = k0, s = srcOff + (b0 + j) * stride; k < k1; k++, p += nb) t[p] = x[s + k];
+                        } else {
+                            for (int k = k0; k < k1; k++, p += nb) t[p] = 0f;
+                        }
+                    }
                 }
             }
         }
+
+        /** Columns per block of {@link #transpose}. */
+        static final int TRANSPOSE_BLOCK = 64;
     }
 
     /** Weight rows per kernel call; batch rows per tile (two vectors, or four with {@link #WIDE}). */

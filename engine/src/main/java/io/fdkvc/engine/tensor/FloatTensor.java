@@ -44,12 +44,12 @@ public abstract class FloatTensor {
 
     /**
      * Fills a panel of the tiled product column by column, when this tensor can: row r + j, column
-     * k of [from, to) to {@code w[(k - from) * PANEL + j]} for j in [0, rows), with {@link
+     * k of [from, to) to {@code w[off + (k - from) * PANEL + j]} for j in [0, rows), with {@link
      * #dequantizeColumns}' bits, and returns true; the rows after the range that the fill writes
      * (to at most PANEL) hold finite weights of later rows. False, writing nothing, where it
      * cannot: {@link #tiled} then dequantizes the panel row by row.
      */
-    boolean fillPanel(int r, int rows, int from, int to, float[] w) {
+    boolean fillPanel(int r, int rows, int from, int to, float[] w, int off) {
         return false;
     }
 
@@ -133,25 +133,28 @@ public abstract class FloatTensor {
         int panel = Math.min(PANEL, (rowTo - rowFrom + unit - 1) / unit * unit), perPanel = panel / MR * tiles * MR * nb;
         boolean spans = n > SPAN;
         int width = spans ? SPAN : n, panels = spans ? (rowTo - rowFrom + panel - 1) / panel : 1;
-        Scratch sc = SCRATCH.get().ensure(PANEL * width, panels * perPanel);
+        Scratch sc = SCRATCH.get().ensure(PANEL * width + LINE_FLOATS, panels * perPanel);
         float[] w = sc.w, acc = sc.acc;
+        // the panel starts on a cache line: each of the fill's vector stores then writes one line
+        // (PANEL and the spans are whole lines of floats), not two
+        int wb = CacheLines.floatsToLine(w);
         for (int k0 = 0; k0 < n; k0 += width) {
             int k1 = Math.min(n, k0 + width), span = k1 - k0;
             for (int r = rowFrom, pi = 0; r < rowTo; r += panel, pi++) {
                 int rows = Math.min(panel, rowTo - r), blocks = (rows + unit - 1) / unit * (unit / MR), ao = spans ? pi * perPanel : 0;
-                // the panel column by column (row j, column k at w[(k - k0) * PANEL + j]) where the
-                // tensor fills it so, else row by row (at w[j * span + k - k0]); the rows that pad
-                // the last row block hold zeros or later rows' weights, and their sums are never
-                // written out
+                // the panel column by column (row j, column k at w[wb + (k - k0) * PANEL + j]) where
+                // the tensor fills it so, else row by row (at w[wb + j * span + k - k0]); the rows
+                // that pad the last row block hold zeros or later rows' weights, and their sums are
+                // never written out
                 int rs = 1, cs = PANEL;
-                if (!fillPanel(r, rows, k0, k1, w)) {
+                if (!fillPanel(r, rows, k0, k1, w, wb)) {
                     rs = span;
                     cs = 1;
-                    for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, j * span);
-                    java.util.Arrays.fill(w, rows * span, blocks * MR * span, 0f);
+                    for (int j = 0; j < rows; j++) dequantizeColumns(r + j, k0, k1, w, wb + j * span);
+                    java.util.Arrays.fill(w, wb + rows * span, wb + blocks * MR * span, 0f);
                 }
                 if (k0 == 0) java.util.Arrays.fill(acc, ao, ao + blocks * tiles * MR * nb, 0f);
-                kernels(w, rs, cs, k0, k1, blocks, x, acc, ao);
+                kernels(w, wb, rs, cs, k0, k1, blocks, x, acc, ao);
                 if (k1 == n) scatter(r, rows, x, acc, ao, out, outOff, outStride);
             }
         }
@@ -159,11 +162,11 @@ public abstract class FloatTensor {
 
     /**
      * The kernels over a panel of {@code blocks} row blocks that holds columns [k0, k1), row j's
-     * column k at {@code w[j * rs + (k - k0) * cs]} (row by row: rs the span, cs 1; column by
+     * column k at {@code w[wb + j * rs + (k - k0) * cs]} (row by row: rs the span, cs 1; column by
      * column: rs 1, cs {@link #PANEL}): acc[ao + (rb*tiles + t)*MR*nb ..] += the panel times the
      * batch's columns [k0, k1), in column blocks of {@link #KB}.
      */
-    private static void kernels(float[] w, int rs, int cs, int k0, int k1, int blocks, TransposedBatch x, float[] acc, int ao) {
+    private static void kernels(float[] w, int wb, int rs, int cs, int k0, int k1, int blocks, TransposedBatch x, float[] acc, int ao) {
         int n = x.cols, nb = x.nb, tiles = x.tiles;
         float[] xt = x.xt;
         for (int c0 = k0; c0 < k1; c0 += KB) {
@@ -173,18 +176,18 @@ public abstract class FloatTensor {
                 // FMA chains in flight where six would wait on the FMA latency. With one tile,
                 // consecutive row blocks are consecutive in acc and in w.
                 for (int rb = 0; rb < blocks; rb += 2) {
-                    kernelNarrow(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, k0 * nb, acc, ao + rb * MR * nb);
+                    kernelNarrow(w, wb + rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, x.shift + k0 * nb, acc, ao + rb * MR * nb);
                 }
                 continue;
             }
             for (int rb = 0; rb < blocks; rb++) {
                 for (int t = 0; t < tiles; t++) {
-                    // w holds row rb*MR + j, column k at (rb*MR + j)*rs + (k - k0)*cs; xt's tile t
-                    // holds column k at (t*n + k)*nb
-                    int a = ao + (rb * tiles + t) * MR * nb, xo = (t * n + k0) * nb;
-                    if (x.wide && rs == 1 && cs == PANEL) kernelWideColumns(w, rb * MR, c0 - k0, c1 - k0, xt, xo, acc, a);
-                    else if (x.wide) kernelWide(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
-                    else kernel(w, rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    // w holds row rb*MR + j, column k at wb + (rb*MR + j)*rs + (k - k0)*cs; xt's
+                    // tile t holds column k at shift + (t*n + k)*nb
+                    int a = ao + (rb * tiles + t) * MR * nb, xo = x.shift + (t * n + k0) * nb;
+                    if (x.wide && rs == 1 && cs == PANEL) kernelWideColumns(w, wb + rb * MR, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    else if (x.wide) kernelWide(w, wb + rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
+                    else kernel(w, wb + rb * MR * rs, rs, cs, c0 - k0, c1 - k0, xt, xo, acc, a);
                 }
             }
         }
@@ -216,6 +219,8 @@ public abstract class FloatTensor {
         private float[] xt = new float[0];
         private float[] src;
         private int srcOff, stride, batch, cols, nb, tiles;
+        /** Floats before the first tile: the tiles start on a cache line ({@link CacheLines}). */
+        private int shift;
         private boolean wide;
 
         /** Whether the tiles are one vector wide (a batch that fits one vector). */
@@ -235,7 +240,10 @@ public abstract class FloatTensor {
             // of every FMA multiplied padding
             nb = wide ? NB_WIDE : batch <= Simd.L ? Simd.L : NB;
             tiles = (batch + nb - 1) / nb;
-            if (xt.length < tiles * cols * nb) xt = new float[tiles * cols * nb];
+            if (xt.length < tiles * cols * nb + LINE_FLOATS) xt = new float[tiles * cols * nb + LINE_FLOATS];
+            // the kernels' four loads of a column then read one line each (nb is 16 floats or
+            // more where they are wide), not two
+            shift = CacheLines.floatsToLine(xt);
             this.src = x;
             this.srcOff = xOff;
             this.stride = xStride;
@@ -244,7 +252,7 @@ public abstract class FloatTensor {
         }
 
         /**
-         * xt[(tile*n + k)*nb + j] = x[batch row tile*nb + j][k] for k in [from, to), zero beyond the
+         * xt[shift + (tile*n + k)*nb + j] = x[batch row tile*nb + j][k] for k in [from, to), zero beyond the
          * batch. In blocks of {@link #TRANSPOSE_BLOCK} columns, each batch row's part of the block
          * read in order: the block's source (nb rows of 256 bytes) and its destination (16 KiB at
          * 64 batch rows) stay in L1 together. Whole rows at a time, each row's n strided writes
@@ -256,7 +264,7 @@ public abstract class FloatTensor {
             float[] x = src, t = xt;
             int n = cols;
             for (int tile = 0; tile < tiles; tile++) {
-                int b0 = tile * nb, m = Math.min(nb, batch - b0), base = tile * n * nb;
+                int b0 = tile * nb, m = Math.min(nb, batch - b0), base = shift + tile * n * nb;
                 for (int k0 = from; k0 < to; k0 += TRANSPOSE_BLOCK) {
                     int k1 = Math.min(to, k0 + TRANSPOSE_BLOCK);
                     for (int j = 0; j < nb; j++) {
@@ -290,6 +298,9 @@ public abstract class FloatTensor {
      * 32 KiB of L1 the kernel streams for every row block of the panel.
      */
     static final int PANEL = 48, KB = 128;
+
+    /** Floats in a cache line: the room the scratch keeps to start on one. */
+    static final int LINE_FLOATS = CacheLines.LINE / Float.BYTES;
 
     /**
      * Columns per span of {@link #tiled} (a multiple of every block size): 2048 columns of 64

@@ -105,11 +105,11 @@ public abstract sealed class SegmentTensor extends FloatTensor
      * the panel has room for).
      */
     @Override
-    final boolean fillPanel(int r, int rows, int from, int to, float[] w) {
+    final boolean fillPanel(int r, int rows, int from, int to, float[] w, int off) {
         RowLanes l = rowLanes();
         int G = RowLanes.G;
         if (l == null || r % G != 0 || r + rows > l.groupedRows()) return false;
-        for (int g = r / G, j = 0; j < rows; g++, j += G) l.fill(g, from, to, w, j, PANEL);
+        for (int g = r / G, j = 0; j < rows; g++, j += G) l.fill(g, from, to, w, off + j, PANEL);
         return true;
     }
 

@@ -39,7 +39,7 @@ final class LlamaWorkers implements AutoCloseable {
     // the next chunk to take; reset before each phase is published
     private final AtomicInteger next = new AtomicInteger();
     private Body body;
-    private int n, chunks;
+    private int n, chunks, grain;
     private volatile Throwable failure;
 
     LlamaWorkers(int threads) {
@@ -65,6 +65,17 @@ final class LlamaWorkers implements AutoCloseable {
      * the threads take in turn as each finishes its last; returns when all are done.
      */
     void run(int n, int chunks, Body body) {
+        run(n, chunks, 1, body);
+    }
+
+    /**
+     * {@link #run(int, int, Body)} with every cut between chunks at a multiple of {@code grain}
+     * (the last chunk ends at n): a weight product's row ranges then start on whole groups of
+     * its row-lane copy, whose panels and decode kernels serve a range cut inside a group only by
+     * the slower paths. A chunk the rounding leaves empty is skipped.
+     */
+    void run(int n, int chunks, int grain, Body body) {
+        if (grain < 1) throw new IllegalArgumentException("grain must be >= 1");
         // after close the workers are gone: waiting for them would spin forever
         if (closed) throw new IllegalStateException("the forward pass was closed");
         if (chunks < 1) throw new IllegalArgumentException("chunks must be >= 1");
@@ -75,6 +86,7 @@ final class LlamaWorkers implements AutoCloseable {
         this.body = body;
         this.n = n;
         this.chunks = Math.min(chunks, n);
+        this.grain = grain;
         next.set(0);
         remaining.set(threads - 1);
         generation++; // volatile write publishes body, n, chunks and the counter's reset
@@ -104,15 +116,16 @@ final class LlamaWorkers implements AutoCloseable {
     /** Runs the phase's chunks that are still free, one after the other, as worker {@code id}. */
     private void takeChunks(int id) {
         Body b = body;
-        int size = n, k = chunks;
+        int size = n, k = chunks, g = grain;
         for (int c; (c = next.getAndIncrement()) < k; ) {
-            int from = chunkEnd(size, c, k), to = chunkEnd(size, c + 1, k);
+            int from = chunkEnd(size, c, k, g), to = chunkEnd(size, c + 1, k, g);
             if (from < to) b.run(id, from, to);
         }
     }
 
-    private static int chunkEnd(int n, int c, int chunks) {
-        return (int) ((long) n * c / chunks);
+    /** Where chunk c of chunks ends: n c / chunks rounded down to a multiple of grain; n for the last. */
+    static int chunkEnd(int n, int c, int chunks, int grain) {
+        return c >= chunks ? n : (int) ((long) n * c / chunks) / grain * grain;
     }
 
     private void loop(int id) {

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
 
 /**
  * The phases' chunks: whatever the threads and chunk count, every index of a phase runs exactly
@@ -30,6 +31,34 @@ class LlamaWorkersTest {
                 for (int i = 0; i < n; i++) assertThat(seen.get(i)).as("index %d of %d, %d chunks", i, n, chunks).isEqualTo(1);
             }
         }
+    }
+
+    /** With a grain, the same, and every chunk starts on a multiple of it and ends on one or at n. */
+    @Property(tries = 60)
+    void grainedChunksCutOnlyAtMultiplesOfTheGrain(@ForAll @IntRange(min = 1, max = 4) int threads,
+                                                   @ForAll @IntRange(min = 0, max = 700) int n,
+                                                   @ForAll @IntRange(min = 1, max = 40) int chunks,
+                                                   @ForAll @IntRange(min = 1, max = 64) int grain) {
+        try (LlamaWorkers workers = new LlamaWorkers(threads)) {
+            AtomicIntegerArray seen = new AtomicIntegerArray(Math.max(n, 1));
+            AtomicIntegerArray badCut = new AtomicIntegerArray(1);
+            workers.run(n, chunks, grain, (worker, from, to) -> {
+                if (from % grain != 0 || (to % grain != 0 && to != n) || (from >= to && n > 0)) badCut.incrementAndGet(0);
+                for (int i = from; i < to; i++) seen.incrementAndGet(i);
+            });
+            assertThat(badCut.get(0)).isZero();
+            for (int i = 0; i < n; i++) assertThat(seen.get(i)).as("index %d of %d, %d chunks, grain %d", i, n, chunks, grain).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theCutsOfSmolLM2sRowsInEightChunksFallOnGroupsOfSixteen() {
+        // 576 rows: 72, 144, ... without a grain; 64, 144, 208, 288, 352, 432, 496 with one
+        int[] cuts = new int[9];
+        for (int c = 0; c <= 8; c++) cuts[c] = LlamaWorkers.chunkEnd(576, c, 8, 16);
+        assertThat(cuts).containsExactly(0, 64, 144, 208, 288, 352, 432, 496, 576);
+        assertThat(LlamaWorkers.chunkEnd(576, 1, 8, 1)).isEqualTo(72);
+        assertThatThrownBy(() -> new LlamaWorkers(1).run(10, 2, 0, (w, f, t) -> {})).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("grain");
     }
 
     @Property(tries = 10)

@@ -300,11 +300,13 @@ public abstract class FloatTensor {
     static final int PANEL = 48, KB = 128;
 
     /**
-     * Rows per group of the row-lane copies ({@link RowLanes}): a product over a row range that
-     * starts on a multiple of it (and ends on one, or at the last row) reads the copies' groups
-     * whole, in decode and in the prefill's panels.
+     * Rows per group of the row-lane copies ({@link RowLanes}, one row per float lane): a product
+     * over a row range that starts on a multiple of it (and ends on one, or at the last row)
+     * reads the copies' groups whole, in decode and in the prefill's panels. RowLanes takes its
+     * group from here: the other way round, this class's initialisation would start RowLanes',
+     * which reads a subclass's constants before they are set.
      */
-    public static final int ROW_GROUP = RowLanes.G;
+    public static final int ROW_GROUP = Simd.L;
 
     /** Floats in a cache line: the room the scratch keeps to start on one. */
     static final int LINE_FLOATS = CacheLines.LINE / Float.BYTES;

@@ -37,8 +37,8 @@ import jdk.incubator.vector.FloatVector;
  * threads (a group is always summed whole, by each thread whose range it overlaps).
  */
 abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
-    /** Rows per group: one per float lane. */
-    static final int G = L;
+    /** Rows per group: one per float lane ({@link FloatTensor#ROW_GROUP}). */
+    static final int G = FloatTensor.ROW_GROUP;
 
     /**
      * Whether batch-of-one products of the types that have a rearranged form run on it: where the

@@ -25,7 +25,10 @@ public final class TransposeBench {
             int[] cols = new int[parts.length];
             for (int i = 0; i < parts.length; i++) {
                 cols[i] = BenchArgs.whole("COLS", parts[i].strip(), 1, 1 << 20);
-                if ((long) batch * cols[i] > 1 << 28) throw new IllegalArgumentException("BATCH x COLS: at most 2^28 floats, got " + batch + " x " + cols[i]);
+                // the batch and its transposition (tiles padded to 64 rows) as floats on the heap
+                long bytes = 4L * (2L * batch + 64) * cols[i], heap = Runtime.getRuntime().maxMemory();
+                if (bytes > heap) throw new IllegalArgumentException("BATCH x COLS: " + batch + " x " + cols[i] + " needs about "
+                        + (bytes >> 20) + " MiB, more than this JVM's " + (heap >> 20) + " MiB heap (-Xmx)");
             }
             return new Args(batch, cols, a.length > 2 ? BenchArgs.seconds(a[2]) : 3);
         });

@@ -895,9 +895,9 @@ public final class Llama implements AutoCloseable {
      * batch (a prefill chunk, {@link #shareBatch}) the rows are cut into {@link #ROW_CHUNKS}
      * chunks a thread, which the threads take as they finish: the two halves of a product, the
      * same work, took 6-12% apart on this project's VM. Decode's products keep one chunk a thread.
-     * Every cut falls on a whole group of rows ({@link FloatTensor#ROW_GROUP}): SmolLM2's 576 rows
-     * in eight chunks cut at 72 rows, half of every q and o product's panels inside a group, which
-     * then took the row-by-row panels and the generic kernel.
+     * Every cut falls on a whole group of rows ({@link FloatTensor#ROW_GROUP}): SmolLM2's rows in
+     * eight chunks (q, k and v's 960 cut at multiples of 120, o's 576 at 72) started half of the
+     * chunks inside a group, whose panels then took the row-by-row fill and the generic kernel.
      */
     private void parallelRows(int n, LlamaWorkers.Body body, long work) {
         if (work < MIN_PARALLEL_WORK) body.run(0, 0, n);

@@ -257,8 +257,8 @@ public abstract class FloatTensor {
          * read in order: the block's source (nb rows of 256 bytes) and its destination (16 KiB at
          * 64 batch rows) stay in L1 together. Whole rows at a time, each row's n strided writes
          * touched n cache lines and thrashed L1; column by column with one 16-lane gather per
-         * column and vector of rows, a 64 x 2048 batch took 266 us against 41 us in blocks
-         * (and 64 x 8192 1030 against 211 us) on the EPYC Zen 5.
+         * column and vector of rows, a 64 x 2048 batch took 266 us against 40 us in blocks
+         * (and 64 x 8192 1030 against 174 us) on the EPYC Zen 5 (kernels.TransposeBench).
          */
         public void transpose(int from, int to) {
             float[] x = src, t = xt;

@@ -1,0 +1,45 @@
+package io.fdkvc.engine.tensor;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Random;
+import jdk.jfr.Recording;
+
+/**
+ * Run in a fresh JVM by {@link KernelInliningTest}: multiplies a small matrix of each weight type
+ * by one vector (the decode's products) and by a batch of 64 (the prefill's tiled product) until
+ * C2 has compiled the kernels, recording the JIT's compilations and inlining decisions (JFR) into
+ * the file its second argument names, so that the test can read what C2 did and did not inline
+ * into them. Arguments: ROUNDS FILE. Prints "done" at the end.
+ */
+public final class KernelInliningMain {
+    private KernelInliningMain() {}
+
+    public static void main(String[] args) throws IOException {
+        int rounds = Integer.parseInt(args[0]);
+        Recording recording = new Recording();
+        recording.enable("jdk.CompilerInlining");
+        recording.enable("jdk.Compilation").withThreshold(Duration.ZERO);
+        recording.start();
+        int rows = 32, cols = 512, batch = 64;
+        Random r = new Random(3);
+        float[] x = new float[batch * cols], out = new float[batch * rows];
+        for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+        double sink = 0;
+        for (GgmlType type : GgmlType.values()) {
+            float[] w = new float[rows * cols];
+            for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
+            FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, w)), rows, cols);
+            for (int k = 0; k < rounds; k++) {
+                t.matmul(0, rows, x, 0, cols, 1, out, 0, rows);
+                if (k % 16 == 0) t.matmul(0, rows, x, 0, cols, batch, out, 0, rows);
+                sink += out[k % rows];
+            }
+        }
+        recording.stop();
+        recording.dump(Path.of(args[1]));
+        System.out.println(Double.isNaN(sink) ? "NaN" : "done");
+    }
+}

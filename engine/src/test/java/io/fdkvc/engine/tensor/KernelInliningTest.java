@@ -1,0 +1,96 @@
+package io.fdkvc.engine.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedObject;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * C2 compiles the decode's and the prefill's kernels whole. A kernel is one long body of Vector
+ * API calls, each of which C2 must inline to turn it into instructions; once a method's parse
+ * has grown past C2's node budget it inlines nothing more (NodeCountInliningCutoff), so a call
+ * written near the end of a kernel stays a call, with the live vectors spilled around it, or a
+ * Vector API call stays one and boxes its vectors. Q6_K's row-lane kernel ran at 26 GMAC/s
+ * instead of 42 from L2 for one such call (the offset of its scales). A fresh JVM ({@link
+ * KernelInliningMain}) runs every type's products until C2 has compiled them and records the
+ * JIT's decisions; this reads them back.
+ */
+class KernelInliningTest {
+    /** Kernels that must have been compiled by C2 (as a compilation of their own or inlined into one). */
+    static final List<String> KERNELS = List.of("Q4_KRowLanes.groupInt8", "Q6_KRowLanes.groupInt8", "Q8_0RowLanes.pair",
+            "Q4_KRowLanes.fillBlock", "Q6_KRowLanes.fillBlock", "Q8_0RowLanes.fillBlock", "FloatTensor.kernelWideColumns");
+    /** Reasons for not inlining that do not cost a kernel's loop anything: paths it does not take. */
+    static final Set<String> HARMLESS = Set.of("never executed", "call site not reached", "low call site frequency");
+
+    @Test
+    void theKernelsInlineEverythingTheyCall(@TempDir Path dir) throws IOException, InterruptedException {
+        Path jfr = dir.resolve("jit.jfr");
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        Process p = new ProcessBuilder(java.toString(), "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), KernelInliningMain.class.getName(), "20000", jfr.toString())
+                .redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        boolean ended = p.waitFor(120, TimeUnit.SECONDS);
+        if (!ended) p.destroyForcibly();
+        assertThat(ended).as("the JVM ended within 120 s").isTrue();
+        assertThat(p.exitValue()).as("the JVM's output:%n%s", output).isZero();
+        assertThat(Files.exists(jfr)).as("the recording was written").isTrue();
+
+        Map<Long, String> c2Roots = new HashMap<>();
+        List<RecordedEvent> inlining = new ArrayList<>();
+        for (RecordedEvent e : RecordingFile.readAllEvents(jfr)) {
+            switch (e.getEventType().getName()) {
+                case "jdk.Compilation" -> {
+                    if (e.getShort("compileLevel") == 4) c2Roots.put(e.getLong("compileId"), name(e.getValue("method")));
+                }
+                case "jdk.CompilerInlining" -> inlining.add(e);
+                default -> { }
+            }
+        }
+        Set<String> compiled = new HashSet<>(c2Roots.values());
+        List<String> lost = new ArrayList<>();
+        for (RecordedEvent e : inlining) {
+            String root = c2Roots.get(e.getLong("compileId"));
+            if (root == null) continue; // C1's compilations: their code runs only until C2's replaces it
+            RecordedObject callee = e.getValue("callee");
+            String calleeType = callee.getString("type"), calleeName = calleeType.substring(calleeType.lastIndexOf('/') + 1) + "." + callee.getString("name");
+            if (e.getBoolean("succeeded")) {
+                compiled.add(calleeName);
+                continue;
+            }
+            if (!isKernel(root)) continue;
+            String why = e.getString("message");
+            boolean vectorApi = calleeType.startsWith("jdk/incubator/vector/") || calleeType.startsWith("jdk/internal/vm/vector/");
+            if (why.contains("NodeCountInliningCutoff") || why.contains("inlining too deep") || vectorApi && !HARMLESS.contains(why)) {
+                lost.add(root + " -> " + calleeName + " (bci " + e.getInt("bci") + "): " + why);
+            }
+        }
+        assertThat(compiled).as("C2 compiled the kernels (20000 products of each type)").containsAll(KERNELS);
+        assertThat(lost).as("calls C2 left in a kernel").isEmpty();
+    }
+
+    /** The row-lane copies' kernels and fills, and the tiled product's kernels. */
+    static boolean isKernel(String method) {
+        return method.contains("RowLanes.") || method.startsWith("FloatTensor.kernel");
+    }
+
+    static String name(RecordedMethod m) {
+        String type = m.getType().getName();
+        return type.substring(type.lastIndexOf('.') + 1) + "." + m.getName();
+    }
+}

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * C2 compiles the decode's and the prefill's kernels whole. A kernel is one long body of Vector
  * API calls, each of which C2 must inline to turn it into instructions; once a method's parse
  * has grown past C2's node budget it inlines nothing more (NodeCountInliningCutoff), so a call
- * written near the end of a kernel stays a call, with the live vectors spilled around it, or a
- * Vector API call stays one and boxes its vectors. Q6_K's row-lane kernel ran at 26 GMAC/s
+ * written near the end of a kernel stays a call, with the live vectors spilled around it (a
+ * Vector API call left so would box its vectors). Q6_K's row-lane kernel ran at 26 GMAC/s
  * instead of 42 from L2 for one such call (the offset of its scales). A fresh JVM ({@link
  * KernelInliningMain}) runs every type's products until C2 has compiled them and records the
  * JIT's decisions; this reads them back.
@@ -34,8 +34,14 @@ class KernelInliningTest {
     /** Kernels that must have been compiled by C2 (as a compilation of their own or inlined into one). */
     static final List<String> KERNELS = List.of("Q4_KRowLanes.groupInt8", "Q6_KRowLanes.groupInt8", "Q8_0RowLanes.pair",
             "Q4_KRowLanes.fillBlock", "Q6_KRowLanes.fillBlock", "Q8_0RowLanes.fillBlock", "FloatTensor.kernelWideColumns");
-    /** Reasons for not inlining that do not cost a kernel's loop anything: paths it does not take. */
-    static final Set<String> HARMLESS = Set.of("never executed", "call site not reached", "low call site frequency");
+    /**
+     * C2's reasons that mean it wanted a call inlined and had no budget left: its node budget, its
+     * bytecode budget, its depth. C2 tests them after a site's own merits, so a cold site (an
+     * error path, a species check's failure) fails first with "too big", "never executed" or the
+     * like, whatever the budget; those depend on the profile of the moment and cost the loop
+     * nothing.
+     */
+    static final List<String> OUT_OF_BUDGET = List.of("NodeCountInliningCutoff", "size > DesiredMethodLimit", "inlining too deep");
 
     @Test
     void theKernelsInlineEverythingTheyCall(@TempDir Path dir) throws IOException, InterruptedException {
@@ -76,10 +82,7 @@ class KernelInliningTest {
             }
             if (!isKernel(root)) continue;
             String why = e.getString("message");
-            boolean vectorApi = calleeType.startsWith("jdk/incubator/vector/") || calleeType.startsWith("jdk/internal/vm/vector/");
-            if (why.contains("NodeCountInliningCutoff") || why.contains("inlining too deep") || vectorApi && !HARMLESS.contains(why)) {
-                lost.add(root + " -> " + calleeName + " (bci " + e.getInt("bci") + "): " + why);
-            }
+            if (OUT_OF_BUDGET.stream().anyMatch(why::contains)) lost.add(root + " -> " + calleeName + " (bci " + e.getInt("bci") + "): " + why);
         }
         assertThat(compiled).as("C2 compiled the kernels (20000 products of each type)").containsAll(KERNELS);
         assertThat(lost).as("calls C2 left in a kernel").isEmpty();

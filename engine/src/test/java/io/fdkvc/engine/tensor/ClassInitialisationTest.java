@@ -3,9 +3,7 @@ package io.fdkvc.engine.tensor;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -20,15 +18,9 @@ class ClassInitialisationTest {
     @ParameterizedTest
     @EnumSource(GgmlType.class)
     void aTypesTensorIsTheFirstThingAFreshJvmMakes(GgmlType type) throws IOException, InterruptedException {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), FirstTensorMain.class.getName(), type.name())
-                .redirectErrorStream(true).start();
-        boolean ended = p.waitFor(60, TimeUnit.SECONDS);
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!ended) p.destroyForcibly();
-        assertThat(ended).as("%s: the JVM ended within 60 s", type).isTrue();
-        assertThat(p.exitValue()).as("%s, the JVM's output:%n%s", type, output).isZero();
+        ChildJvm jvm = ChildJvm.run(60, List.of(), FirstTensorMain.class, type.name());
+        String output = jvm.output();
+        assertThat(jvm.exitValue()).as("%s, the JVM's output:%n%s", type, output).isZero();
         assertThat(output.strip().lines().reduce((a, b) -> b).orElse("")).as("%s: the product of zeros", type).isEqualTo("0.0");
     }
 }

@@ -7,10 +7,8 @@ import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -81,13 +79,9 @@ class GgmlGoldenTest {
     @ParameterizedTest
     @ValueSource(ints = {128, 256})
     void dequantisationEqualsGgmlAtOtherVectorWidths(int bits) throws IOException, InterruptedException {
-        String launcher = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "-Dfdkvc.vectorBits=" + bits, "-cp",
-                System.getProperty("java.class.path"), GgmlGoldenTest.class.getName()).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
+        ChildJvm jvm = ChildJvm.run(300, List.of("-Dfdkvc.vectorBits=" + bits), GgmlGoldenTest.class);
+        String out = jvm.output();
+        assertThat(jvm.exitValue()).as(out).isZero();
         assertThat(out).contains("float lanes " + bits / 32, "Q6_K equal", "Q4_K equal", "Q8_0 equal");
     }
 

@@ -3,7 +3,6 @@ package io.fdkvc.engine.tensor;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,7 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedMethod;
 import jdk.jfr.consumer.RecordedObject;
@@ -45,17 +43,9 @@ class KernelInliningTest {
 
     @Test
     void theKernelsInlineEverythingTheyCall(@TempDir Path dir) throws IOException, InterruptedException {
-        Path jfr = dir.resolve("jit.jfr"), log = dir.resolve("output.txt");
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        // the output to a file, so that the time limit holds even if the JVM hangs with it open
-        Process p = new ProcessBuilder(java.toString(), "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), KernelInliningMain.class.getName(), "20000", jfr.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        boolean ended = p.waitFor(120, TimeUnit.SECONDS);
-        if (!ended) p.destroyForcibly();
-        String output = Files.readString(log, StandardCharsets.UTF_8);
-        assertThat(ended).as("the JVM ended within 120 s; its output:%n%s", output).isTrue();
-        assertThat(p.exitValue()).as("the JVM's output:%n%s", output).isZero();
+        Path jfr = dir.resolve("jit.jfr");
+        ChildJvm jvm = ChildJvm.run(120, List.of(), KernelInliningMain.class, "20000", jfr.toString());
+        assertThat(jvm.exitValue()).as("the JVM's output:%n%s", jvm.output()).isZero();
         assertThat(Files.exists(jfr)).as("the recording was written").isTrue();
 
         Map<Long, String> c2Roots = new HashMap<>();

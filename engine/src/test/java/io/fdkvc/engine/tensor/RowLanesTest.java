@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fdkvc.core.InputException;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -199,13 +200,9 @@ class RowLanesTest {
     @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"-Dfdkvc.int8Activations=false", "-Dfdkvc.vectorBits=256"})
     void theOtherKernelsToo(String property) throws Exception {
-        String launcher = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", property,
-                "-cp", System.getProperty("java.class.path"), RowLanesTest.class.getName()).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(p.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
-        assertThat(p.exitValue()).as(out).isZero();
+        ChildJvm jvm = ChildJvm.run(300, List.of(property), RowLanesTest.class);
+        String out = jvm.output();
+        assertThat(jvm.exitValue()).as(out).isZero();
         assertThat(out).contains("Q4_K rows right", "Q6_K rows right", "Q8_0 rows right")
                 .contains(property.contains("int8") ? "int8 activations false" : "int8 activations true, float lanes 8");
     }
@@ -218,12 +215,7 @@ class RowLanesTest {
     @Test
     void aBadKernelPropertyFailsWhereItIsChecked() throws Exception {
         for (String property : new String[] {"fdkvc.int8Activations", "fdkvc.rowLanes"}) {
-            String launcher = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Process p = new ProcessBuilder(launcher, "--add-modules=jdk.incubator.vector", "-D" + property + "=maybe",
-                    "-cp", System.getProperty("java.class.path"), RowLanesTest.class.getName(), "check").redirectErrorStream(true).start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            assertThat(p.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
+            String out = ChildJvm.run(120, List.of("-D" + property + "=maybe"), RowLanesTest.class, "check").output();
             assertThat(out).as(property).contains("InputException: system property " + property + " must be true or false, got 'maybe'");
         }
     }

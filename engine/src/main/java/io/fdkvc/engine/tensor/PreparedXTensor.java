@@ -81,16 +81,22 @@ abstract sealed class PreparedXTensor extends SegmentTensor permits MinKQuantTen
     @Override
     public final void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                              float[] out, int outOff, int outStride) {
-        if (batch != 1) {
+        RowLanes l = batch > SMALL_BATCH ? null : rowLanes();
+        if (batch != 1 && l == null) {
+            // the tiled product, or a few batch rows without a copy: each row dequantised once
             super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
             return;
         }
-        RowLanes l = rowLanes();
-        int from = l == null ? rowFrom : l.product(rowFrom, rowTo, x, xOff, out, outOff);
+        // a batch of one, or up to SMALL_BATCH rows at once on the copy (each batch row's
+        // outputs the bits of its product alone)
+        int from = l == null ? rowFrom : l.product(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
         if (from == rowTo) return;
-        // the rows after the last whole group, or all where there are no row lanes: the row kernel
-        Scratch sc = prepared(x, xOff);
-        rows(from, rowTo, sc.xp, sc.xs, out, outOff);
+        // the rows after the last whole group, or all where there are no row lanes: the row
+        // kernel, batch row by batch row
+        for (int b = 0; b < batch; b++) {
+            Scratch sc = prepared(x, xOff + b * xStride);
+            rows(from, rowTo, sc.xp, sc.xs, out, outOff + b * outStride);
+        }
     }
 
     /** 2^-8m: undoes the position of byte m in its 32-bit lane. */

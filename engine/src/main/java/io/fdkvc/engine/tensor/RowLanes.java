@@ -203,11 +203,27 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
         final float[] group = new float[G];
     }
 
-    private static final ThreadLocal<Prepared> PREPARED = ThreadLocal.withInitial(Prepared::new);
+    /** Per thread, one {@link Prepared} per batch row (grown to the largest batch the thread has run). */
+    private static final ThreadLocal<Prepared[]> PREPARED = ThreadLocal.withInitial(() -> new Prepared[] {new Prepared()});
 
-    /** This thread's {@link Prepared} with x[xOff ..] prepared for this copy's kernel. */
+    /** This thread's first {@code batch} {@link Prepared}, made where missing. */
+    private static Prepared[] preparedBatch(int batch) {
+        Prepared[] ps = PREPARED.get();
+        if (ps.length < batch) {
+            ps = java.util.Arrays.copyOf(ps, batch);
+            for (int b = 0; b < batch; b++) if (ps[b] == null) ps[b] = new Prepared();
+            PREPARED.set(ps);
+        }
+        return ps;
+    }
+
+    /** This thread's first {@link Prepared} with x[xOff ..] prepared for this copy's kernel. */
     private Prepared prepared(float[] x, int xOff) {
-        Prepared p = PREPARED.get();
+        return prepared(PREPARED.get()[0], x, xOff);
+    }
+
+    /** {@code p}, grown for this copy where needed, with x[xOff ..] prepared for its kernel. */
+    private Prepared prepared(Prepared p, float[] x, int xOff) {
         if (p.xq.length < cols) {
             p.xq = new float[cols];
             p.xr = new int[cols];
@@ -223,10 +239,24 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
      * groups; returns the first row it left for the row kernel ({@code from} when it wrote none).
      */
     final int product(int from, int to, float[] x, int xOff, float[] out, int outOff) {
+        return product(from, to, x, xOff, 0, 1, out, outOff, 0);
+    }
+
+    /**
+     * A few batch rows at once (a short prompt's prefill chunk, continuous batching's decode step,
+     * up to {@link FloatTensor#SMALL_BATCH}): {@code out[outOff + b * outStride + r]} = row r
+     * dotted with batch row b ({@code x[xOff + b * xStride ..]}) for the rows r in [from, to) that
+     * lie in whole groups; returns the first row it left for the row kernel ({@code from} when it
+     * wrote none). Each pair of groups is read from memory once for the whole batch (the other
+     * batch rows find it in L1 or L2) and every batch row goes through the batch-of-one kernel on
+     * x prepared alone, so each output has the bits of that batch row's product on its own.
+     */
+    final int product(int from, int to, float[] x, int xOff, int xStride, int batch, float[] out, int outOff, int outStride) {
         int end = Math.min(to, groupedRows());
         if (from >= end) return from;
-        Prepared p = prepared(x, xOff);
-        rows(from, end, p, out, outOff);
+        Prepared[] ps = preparedBatch(batch);
+        for (int b = 0; b < batch; b++) prepared(ps[b], x, xOff + b * xStride);
+        rows(from, end, ps, batch, out, outOff, outStride);
         return end;
     }
 
@@ -260,17 +290,22 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     abstract void fillBlock(long base, float[] w, int o, int stride);
 
     /**
-     * out[outOff + r] for the rows r in [from, to) (to at most {@link #groupedRows}): the groups
-     * wholly in range in pairs ({@link #pair}, groups w0 + i and w0 + q + i: two streams) and the
-     * odd one alone; a group the range cuts at either end is summed whole and only its rows in
-     * range are written.
+     * out[outOff + b * outStride + r] for the batch rows b (x prepared in {@code ps[b]}) and the
+     * rows r in [from, to) (to at most {@link #groupedRows}): the groups wholly in range in pairs
+     * ({@link #pair}, groups w0 + i and w0 + q + i: two streams), each pair for every batch row
+     * before the next, and the odd one alone; a group the range cuts at either end is summed whole
+     * and only its rows in range are written.
      */
-    private void rows(int from, int to, Prepared p, float[] out, int outOff) {
+    private void rows(int from, int to, Prepared[] ps, int batch, float[] out, int outOff, int outStride) {
         int w0 = (from + G - 1) / G, w1 = Math.max(w0, to / G), q = (w1 - w0) / 2;
-        for (int i = 0; i < q; i++) pair(w0 + i, w0 + q + i, p, out, outOff + (w0 + i) * G, outOff + (w0 + q + i) * G);
-        if (w0 + 2 * q < w1) group(w1 - 1, p, out, outOff + (w1 - 1) * G);
-        if (from % G != 0) cut(from / G, from, to, p, out, outOff);
-        if (to % G != 0 && to / G >= w0) cut(to / G, from, to, p, out, outOff);
+        for (int i = 0; i < q; i++) {
+            for (int b = 0, o = outOff; b < batch; b++, o += outStride) pair(w0 + i, w0 + q + i, ps[b], out, o + (w0 + i) * G, o + (w0 + q + i) * G);
+        }
+        for (int b = 0, o = outOff; b < batch; b++, o += outStride) {
+            if (w0 + 2 * q < w1) group(w1 - 1, ps[b], out, o + (w1 - 1) * G);
+            if (from % G != 0) cut(from / G, from, to, ps[b], out, o);
+            if (to % G != 0 && to / G >= w0) cut(to / G, from, to, ps[b], out, o);
+        }
     }
 
     /** Group g summed whole into {@code p.group}, its rows in [from, to) copied to out. */

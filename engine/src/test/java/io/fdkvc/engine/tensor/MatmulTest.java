@@ -44,10 +44,10 @@ class MatmulTest {
                         continue;
                     }
                     float[] w = Reference.decode(type, bytes, (int) (row * type.bytes(cols)), cols);
-                    // a batch of one multiplies Q4_K's and Q6_K's grouped rows by x rounded to 8 bits,
-                    // as a row's dot does
+                    // a batch of up to SMALL_BATCH rows multiplies Q4_K's and Q6_K's grouped rows
+                    // by x rounded to 8 bits, as a row's dot does (the batch-of-one kernel)
                     boolean grouped = row < rows / Simd.L * Simd.L;
-                    double[] xk = Reference.multiplied(type, x, xOff + b * xStride, cols, batch == 1 && grouped);
+                    double[] xk = Reference.multiplied(type, x, xOff + b * xStride, cols, batch <= FloatTensor.SMALL_BATCH && grouped);
                     double[] xd = Reference.multiplied(type, x, xOff + b * xStride, cols, grouped);
                     double exact = 0, mag = 0, exactDot = 0;
                     for (int i = 0; i < cols; i++) {
@@ -92,6 +92,44 @@ class MatmulTest {
                     }
                     assertThat(Float.floatToRawIntBits(out[2 + row])).as("%s %d blocks row %d of [%d, %d)", type, blocks, row, range[0], range[1])
                             .isEqualTo(Float.floatToRawIntBits(t.dot(row, x, 3)));
+                }
+            }
+        }
+    }
+
+    /**
+     * A few batch rows at once (a short prompt's prefill, continuous batching's decode step, up to
+     * {@link FloatTensor#SMALL_BATCH}) give every batch row the very floats of its product alone:
+     * a conversation's logits do not depend on which others decode beside it, nor a prompt's on
+     * how it was cut into chunks. Ranges that cut groups at either end, with a tail past the last
+     * whole group, and strided batch rows and outputs. The types whose small batches run on their
+     * {@link RowLanes} copy (Q4_K, Q6_K); Q8_0 keeps its four-row kernel on the file's layout, which
+     * converts each weight once for four batch rows, and the others dot dequantised rows: their
+     * sums differ from their batch of one's in the last bits.
+     */
+    @ParameterizedTest
+    @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K"})
+    void smallBatchRowsAreEachABatchOfOneBitForBit(GgmlType type) {
+        assertThat(RowLanes.ENABLED).as("row lanes on (AVX-512 or AVX2 float vectors)").isTrue();
+        Random r = new Random(type.ordinal() * 13 + 7);
+        int rows = 2 * Simd.L + 5, blocks = Math.max(2, 512 / type.blockSize), cols = blocks * type.blockSize;
+        byte[] bytes = Reference.randomRows(type, r, rows, blocks);
+        FloatTensor t = Tensors.view(type, MemorySegment.ofArray(bytes), rows, cols);
+        for (int batch = 2; batch <= FloatTensor.SMALL_BATCH; batch++) {
+            int xOff = 3, xStride = cols + 5, outOff = 1, outStride = rows + 2;
+            float[] x = new float[xOff + batch * xStride];
+            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            for (int[] range : new int[][] {{0, rows}, {1, rows - 1}, {3, 2 * Simd.L + 1}, {Simd.L, rows}}) {
+                float[] out = new float[outOff + batch * outStride];
+                java.util.Arrays.fill(out, Float.NaN);
+                t.matmul(range[0], range[1], x, xOff, xStride, batch, out, outOff, outStride);
+                for (int b = 0; b < batch; b++) {
+                    float[] one = new float[rows];
+                    t.matmul(range[0], range[1], x, xOff + b * xStride, cols, 1, one, 0, rows);
+                    for (int row = range[0]; row < range[1]; row++) {
+                        assertThat(Float.floatToRawIntBits(out[outOff + b * outStride + row])).as("%s batch %d row %d of batch row %d, range [%d, %d)",
+                                type, batch, row, b, range[0], range[1]).isEqualTo(Float.floatToRawIntBits(one[row]));
+                    }
                 }
             }
         }

@@ -387,9 +387,9 @@ public abstract class FloatTensor {
 
     /**
      * Up to this many batch rows {@link #matmul} does not run the tiled kernel, whose NB lanes
-     * would mostly be padding: Q4_K and Q6_K run their batch-of-one kernel on their {@link
-     * RowLanes} copy for every batch row over each group of rows read once, Q8_0 its four-row
-     * kernel, the others dot each dequantised weight row with every batch row.
+     * would mostly be padding: the types with a {@link RowLanes} copy read each group of rows
+     * once for the whole batch ({@link RowLanes#groups}), the others dot each dequantised weight
+     * row with every batch row.
      */
     static final int SMALL_BATCH = 8;
 

@@ -116,6 +116,60 @@ final class Q8_0RowLanes extends RowLanes {
         }
     }
 
+    /**
+     * Group g for several batch rows, two at a time ({@link #group2}): each weight vector
+     * converted once for the two, each batch row's sums in {@link #group}'s order (the same bits).
+     */
+    @Override
+    void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
+        int b = 0;
+        for (; b + 1 < batch; b += 2) group2(g, ps[b].xq, ps[b + 1].xq, dst, dstOff + b * dstStride, dstOff + (b + 1) * dstStride);
+        if (b < batch) group(g, ps[b], dst, dstOff + b * dstStride);
+    }
+
+    /**
+     * {@link #group} for two batch rows' x (x0, x1) at once, to dst[o0 ..] and dst[o1 ..]: per
+     * int vector of the copy its four columns converted once and multiplied into each batch
+     * row's four accumulators (four batch rows at once held more vectors than there are
+     * registers and ran slower than this from L2).
+     */
+    private void group2(int g, float[] x0, float[] x1, float[] dst, int o0, int o1) {
+        MemorySegment s = seg;
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            IntVector ds = IntVector.fromMemorySegment(I, s, base + D, LE);
+            FloatVector d0 = ((FloatVector) ds.lanewise(VectorOperators.LSHL, 13).and(0x0FFFE000).or(ds.lanewise(VectorOperators.LSHL, 16).and(0x80000000)).reinterpretAsFloats()).mul(0x1p88f);
+            FloatVector d1 = ((FloatVector) ds.lanewise(VectorOperators.LSHR, 3).and(0x0FFFE000).or(ds.and(0x80000000)).reinterpretAsFloats()).mul(0x1p88f);
+            for (int c0 = 0; c0 < QK; c0 += HALF) {
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+                long q = base + QUANTS;
+                int xb = b * QK;
+                for (int j = c0; j < c0 + HALF; j += 4) {
+                    IntVector v = IntVector.fromMemorySegment(I, s, q + j * G, LE);
+                    FloatVector w0 = (FloatVector) v.lanewise(VectorOperators.LSHL, 24).convert(VectorOperators.I2F, 0);
+                    FloatVector w1 = (FloatVector) v.lanewise(VectorOperators.LSHL, 16).and(TOP).convert(VectorOperators.I2F, 0);
+                    FloatVector w2 = (FloatVector) v.lanewise(VectorOperators.LSHL, 8).and(TOP).convert(VectorOperators.I2F, 0);
+                    FloatVector w3 = (FloatVector) v.and(TOP).convert(VectorOperators.I2F, 0);
+                    int k = xb + j;
+                    a0 = w0.fma(FloatVector.broadcast(F, x0[k]), a0);
+                    b0 = w0.fma(FloatVector.broadcast(F, x1[k]), b0);
+                    a1 = w1.fma(FloatVector.broadcast(F, x0[k + 1]), a1);
+                    b1 = w1.fma(FloatVector.broadcast(F, x1[k + 1]), b1);
+                    a2 = w2.fma(FloatVector.broadcast(F, x0[k + 2]), a2);
+                    b2 = w2.fma(FloatVector.broadcast(F, x1[k + 2]), b2);
+                    a3 = w3.fma(FloatVector.broadcast(F, x0[k + 3]), a3);
+                    b3 = w3.fma(FloatVector.broadcast(F, x1[k + 3]), b3);
+                }
+                FloatVector d = c0 == 0 ? d0 : d1;
+                acc0 = a0.add(a1).add(a2.add(a3)).fma(d, acc0);
+                acc1 = b0.add(b1).add(b2.add(b3)).fma(d, acc1);
+            }
+        }
+        acc0.intoArray(dst, o0);
+        acc1.intoArray(dst, o1);
+    }
+
     /** Groups g and h in one pass, each x broadcast once for both: two streams of weights, the same bits as {@link #group}. */
     @Override
     void pair(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {

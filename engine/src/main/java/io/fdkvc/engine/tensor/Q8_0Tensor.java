@@ -73,33 +73,37 @@ public final class Q8_0Tensor extends SegmentTensor {
     }
 
     /**
-     * A few batch rows (continuous batching's decode step, see {@link FloatTensor#SMALL_BATCH}):
-     * each weight row is read once for up to four batch rows at a time, scaled per block and
-     * multiplied into four accumulators, so the weights cost one pass however many conversations
-     * decode together. Larger batches take the tiled kernel.
+     * A few batch rows (continuous batching's decode step, a short prompt's prefill, see {@link
+     * FloatTensor#SMALL_BATCH}): on the {@link RowLanes} copy where there is one, each group of
+     * rows read once for the whole batch and each weight vector converted once for two batch
+     * rows ({@link Q8_0RowLanes#groups}); without one, each weight row is read once for up to four
+     * batch rows at a time, scaled per block and multiplied into four accumulators. Either way the
+     * weights cost one pass however many conversations decode together. Larger batches take the
+     * tiled kernel.
      */
     @Override
     public void matmul(int rowFrom, int rowTo, float[] x, int xOff, int xStride, int batch,
                        float[] out, int outOff, int outStride) {
         // the rows go in streamedRow's order (STREAMS weight streams in flight); each row's sum is
         // computed as before, so only the order of the rows changes
-        int n = rowTo - rowFrom;
-        if (batch == 1) {
-            // the rows in whole groups on the RowLanes copy, where there is one
-            RowLanes l = rowLanes();
-            int from = l == null ? rowFrom : l.product(rowFrom, rowTo, x, xOff, out, outOff);
-            // the rest: two weight rows per pass over x (four FMA chains in flight), each summed
-            // in rowDot's order (the same bits): consecutive steps of streamedRow (with two
-            // streams rows r and r + q, then r + 1 and r + q + 1)
-            int i = 0, left = rowTo - from;
-            for (; i + 1 < left; i += 2) dotPair(streamedRow(from, rowTo, i), streamedRow(from, rowTo, i + 1), x, xOff, out, outOff);
-            if (i < left) out[outOff + rowTo - 1] = rowDot(rowTo - 1, x, xOff);
-            return;
-        }
         if (batch > SMALL_BATCH) {
             super.matmul(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
             return;
         }
+        // the rows in whole groups on the RowLanes copy, where there is one (each group read once
+        // for all the batch rows, each batch row's outputs the bits of its product alone); the
+        // rest batch row by batch row as a batch of one
+        RowLanes l = rowLanes();
+        if (l != null) {
+            int from = l.product(rowFrom, rowTo, x, xOff, xStride, batch, out, outOff, outStride);
+            for (int b = 0; b < batch && from < rowTo; b++) rowPairs(from, rowTo, x, xOff + b * xStride, out, outOff + b * outStride);
+            return;
+        }
+        if (batch == 1) {
+            rowPairs(rowFrom, rowTo, x, xOff, out, outOff);
+            return;
+        }
+        int n = rowTo - rowFrom;
         for (int b0 = 0; b0 < batch; b0 += 4) {
             int m = Math.min(4, batch - b0);
             if (m <= 2) {
@@ -126,6 +130,17 @@ public final class Q8_0Tensor extends SegmentTensor {
             }
             if (i < n) dot4Pair(rowTo - 1, rowTo - 1, x, x0, x1, x2, x3, out, o, outStride, m);
         }
+    }
+
+    /**
+     * Rows [from, to) dotted with x into out[outOff + r] on the row kernel: two weight rows per
+     * pass over x (four FMA chains in flight), each summed in rowDot's order (the same bits),
+     * consecutive steps of streamedRow (with two streams rows r and r + q, then r + 1 and r + q + 1).
+     */
+    private void rowPairs(int from, int to, float[] x, int xOff, float[] out, int outOff) {
+        int i = 0, left = to - from;
+        for (; i + 1 < left; i += 2) dotPair(streamedRow(from, to, i), streamedRow(from, to, i + 1), x, xOff, out, outOff);
+        if (i < left) out[outOff + to - 1] = rowDot(to - 1, x, xOff);
     }
 
     /** Rows {@code row} and {@code row2} dotted with x into out[outOff + row], out[outOff + row2], each in {@link #rowDot}'s order. */

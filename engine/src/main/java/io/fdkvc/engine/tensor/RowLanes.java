@@ -292,20 +292,36 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     /**
      * out[outOff + b * outStride + r] for the batch rows b (x prepared in {@code ps[b]}) and the
      * rows r in [from, to) (to at most {@link #groupedRows}): the groups wholly in range in pairs
-     * ({@link #pair}, groups w0 + i and w0 + q + i: two streams), each pair for every batch row
-     * before the next, and the odd one alone; a group the range cuts at either end is summed whole
-     * and only its rows in range are written.
+     * ({@link #pair}, groups w0 + i and w0 + q + i: two streams; for several batch rows {@link
+     * #groups} of each, every batch row before the next group) and the odd one alone; a group the
+     * range cuts at either end is summed whole and only its rows in range are written.
      */
     private void rows(int from, int to, Prepared[] ps, int batch, float[] out, int outOff, int outStride) {
         int w0 = (from + G - 1) / G, w1 = Math.max(w0, to / G), q = (w1 - w0) / 2;
-        for (int i = 0; i < q; i++) {
-            for (int b = 0, o = outOff; b < batch; b++, o += outStride) pair(w0 + i, w0 + q + i, ps[b], out, o + (w0 + i) * G, o + (w0 + q + i) * G);
+        if (batch == 1) {
+            for (int i = 0; i < q; i++) pair(w0 + i, w0 + q + i, ps[0], out, outOff + (w0 + i) * G, outOff + (w0 + q + i) * G);
+            if (w0 + 2 * q < w1) group(w1 - 1, ps[0], out, outOff + (w1 - 1) * G);
+        } else {
+            for (int i = 0; i < q; i++) {
+                groups(w0 + i, ps, batch, out, outOff + (w0 + i) * G, outStride);
+                groups(w0 + q + i, ps, batch, out, outOff + (w0 + q + i) * G, outStride);
+            }
+            if (w0 + 2 * q < w1) groups(w1 - 1, ps, batch, out, outOff + (w1 - 1) * G, outStride);
         }
         for (int b = 0, o = outOff; b < batch; b++, o += outStride) {
-            if (w0 + 2 * q < w1) group(w1 - 1, ps[b], out, o + (w1 - 1) * G);
             if (from % G != 0) cut(from / G, from, to, ps[b], out, o);
             if (to % G != 0 && to / G >= w0) cut(to / G, from, to, ps[b], out, o);
         }
+    }
+
+    /**
+     * Group g dotted with each of the batch's rows (x prepared in {@code ps[b]}) into {@code
+     * dst[dstOff + b * dstStride ..]}, each with {@link #group}'s bits: the group read from memory
+     * for the first and from the caches for the rest. A type whose kernel can share its work on
+     * the weights between batch rows writes its own.
+     */
+    void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
+        for (int b = 0; b < batch; b++) group(g, ps[b], dst, dstOff + b * dstStride);
     }
 
     /** Group g summed whole into {@code p.group}, its rows in [from, to) copied to out. */

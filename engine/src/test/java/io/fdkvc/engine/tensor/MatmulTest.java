@@ -103,12 +103,11 @@ class MatmulTest {
      * a conversation's logits do not depend on which others decode beside it, nor a prompt's on
      * how it was cut into chunks. Ranges that cut groups at either end, with a tail past the last
      * whole group, and strided batch rows and outputs. The types whose small batches run on their
-     * {@link RowLanes} copy (Q4_K, Q6_K); Q8_0 keeps its four-row kernel on the file's layout, which
-     * converts each weight once for four batch rows, and the others dot dequantised rows: their
-     * sums differ from their batch of one's in the last bits.
+     * {@link RowLanes} copy; the others dot dequantised rows, whose sums differ from their batch
+     * of one's in the last bits.
      */
     @ParameterizedTest
-    @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K"})
+    @EnumSource(value = GgmlType.class, names = {"Q4_K", "Q6_K", "Q8_0"})
     void smallBatchRowsAreEachABatchOfOneBitForBit(GgmlType type) {
         assertThat(RowLanes.ENABLED).as("row lanes on (AVX-512 or AVX2 float vectors)").isTrue();
         Random r = new Random(type.ordinal() * 13 + 7);

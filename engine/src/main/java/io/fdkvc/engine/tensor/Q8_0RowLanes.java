@@ -131,7 +131,9 @@ final class Q8_0RowLanes extends RowLanes {
      * {@link #group} for two batch rows' x (x0, x1) at once, to dst[o0 ..] and dst[o1 ..]: per
      * int vector of the copy its four columns converted once and multiplied into each batch
      * row's four accumulators (four batch rows at once held more vectors than there are
-     * registers and ran slower than this from L2).
+     * registers and ran slower than this from L2). The loop is {@link #group}'s, written out
+     * again with its d widening for the reason given there: a shared helper of vectors was not
+     * inlined into the kernels and boxed its results.
      */
     private void group2(int g, float[] x0, float[] x1, float[] dst, int o0, int o1) {
         MemorySegment s = seg;

@@ -235,21 +235,13 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     }
 
     /**
-     * out[outOff + r] = row r dotted with x[xOff ..] for the rows r in [from, to) that lie in whole
-     * groups; returns the first row it left for the row kernel ({@code from} when it wrote none).
-     */
-    final int product(int from, int to, float[] x, int xOff, float[] out, int outOff) {
-        return product(from, to, x, xOff, 0, 1, out, outOff, 0);
-    }
-
-    /**
-     * A few batch rows at once (a short prompt's prefill chunk, continuous batching's decode step,
-     * up to {@link FloatTensor#SMALL_BATCH}): {@code out[outOff + b * outStride + r]} = row r
-     * dotted with batch row b ({@code x[xOff + b * xStride ..]}) for the rows r in [from, to) that
-     * lie in whole groups; returns the first row it left for the row kernel ({@code from} when it
-     * wrote none). Each pair of groups is read from memory once for the whole batch (the other
-     * batch rows find it in L1 or L2) and every batch row goes through the batch-of-one kernel on
-     * x prepared alone, so each output has the bits of that batch row's product on its own.
+     * The product with one batch row (decode) or a few at once (a short prompt's prefill chunk,
+     * continuous batching's decode step, up to {@link FloatTensor#SMALL_BATCH}): {@code
+     * out[outOff + b * outStride + r]} = row r dotted with batch row b ({@code x[xOff + b *
+     * xStride ..]}) for the rows r in [from, to) that lie in whole groups; returns the first row
+     * it left for the row kernel ({@code from} when it wrote none). Each group is read from memory
+     * once for the whole batch (the other batch rows find it in L1 or L2) and every batch row's
+     * outputs have the bits of its product alone ({@link #groups}).
      */
     final int product(int from, int to, float[] x, int xOff, int xStride, int batch, float[] out, int outOff, int outStride) {
         int end = Math.min(to, groupedRows());

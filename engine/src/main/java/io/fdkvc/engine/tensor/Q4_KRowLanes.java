@@ -154,9 +154,10 @@ final class Q4_KRowLanes extends Int8RowLanes {
     /**
      * Groups g and h in one pass ({@link RowLanes#rows}' two streams), each broadcast pair of x
      * shared by both: the same integer sums and float steps as {@link #groupInt8} for each, so
-     * the same bits. From L2 on the AMD EPYC Zen 5 (`kernels.DotBench Q4_K 512 2048`, one thread,
-     * five alternating pairs of JVMs) 48.9-52.6 GMAC/s against 46.9-49.9 with the groups one
-     * after the other. The loop is {@link #groupInt8}'s written out for two groups: a helper of
+     * the same bits. On the AMD EPYC Zen 5 (`kernels.DotBench Q4_K 512 2048`, one thread, four
+     * alternating pairs of JVMs, old and new jars) 68.1-73.2 GMAC/s from L2 against 46.3-49.3
+     * with the groups one after the other, and 58.4-71.3 against 43.9-45.2 from memory (65536
+     * rows). The loop is {@link #groupInt8}'s written out for two groups: a helper of
      * vectors shared by both would not be inlined into them and would box its results ({@link
      * Q8_0RowLanes#group}). With x in floats, the groups one after the other.
      */

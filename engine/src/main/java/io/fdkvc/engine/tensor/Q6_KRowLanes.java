@@ -165,8 +165,8 @@ final class Q6_KRowLanes extends Int8RowLanes {
      * Groups g and h in one pass ({@link RowLanes#rows}' two streams), the sub-block's eight
      * broadcast pairs of x and its offset shared by both: the same integer sums and float steps as
      * {@link #groupInt8} for each, so the same bits. From L2 on the AMD EPYC Zen 5
-     * (`kernels.DotBench Q6_K 512 2048`, one thread, four alternating pairs of JVMs) 47.3-49.2
-     * GMAC/s against 32.3-41.6 with the groups one after the other. The two groups' bodies are
+     * (`kernels.DotBench Q6_K 512 2048`, one thread, four alternating pairs of JVMs, old and new
+     * jars) 47.4-50.1 GMAC/s against 40.8-42.4 with the groups one after the other. The two groups' bodies are
      * {@link #groupInt8}'s, written out: a helper of vectors would not be inlined into the kernel
      * and would box its results ({@link Q8_0RowLanes#group}). With x in floats, the groups one
      * after the other.

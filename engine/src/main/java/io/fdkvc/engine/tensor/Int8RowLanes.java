@@ -53,6 +53,23 @@ abstract sealed class Int8RowLanes extends RowLanes permits Q4_KRowLanes, Q6_KRo
         else groupFloat(g, p, dst, dstOff);
     }
 
+    /** Groups g and h: in one pass in integers ({@link #pairInt8}), else one after the other with x in floats. */
+    @Override
+    final void pair(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
+        if (INT8_ACTIVATIONS) {
+            pairInt8(g, h, p, dst, gOff, hOff);
+        } else {
+            groupFloat(g, p, dst, gOff);
+            groupFloat(h, p, dst, hOff);
+        }
+    }
+
+    /**
+     * {@link #pair} in integers: groups g and h in one pass (two streams of weights), each
+     * broadcast x shared by both, each group's outputs the bits {@link #groupInt8} gives it.
+     */
+    abstract void pairInt8(int g, int h, Prepared p, float[] dst, int gOff, int hOff);
+
     /** x[xOff ..] in the float kernel's order and its sums, into p ({@code fdkvc.int8Activations=false}). */
     abstract void prepareFloat(float[] x, int xOff, Prepared p);
 

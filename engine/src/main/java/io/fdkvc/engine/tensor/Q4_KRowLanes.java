@@ -159,14 +159,10 @@ final class Q4_KRowLanes extends Int8RowLanes {
      * with the groups one after the other, and 58.4-71.3 against 43.9-45.2 from memory (65536
      * rows). The loop is {@link #groupInt8}'s written out for two groups: a helper of
      * vectors shared by both would not be inlined into them and would box its results ({@link
-     * Q8_0RowLanes#group}). With x in floats, the groups one after the other.
+     * Q8_0RowLanes#group}).
      */
     @Override
-    void pair(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
-        if (!INT8_ACTIVATIONS) {
-            super.pair(g, h, p, dst, gOff, hOff);
-            return;
-        }
+    void pairInt8(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
         MemorySegment s = seg;
         int[] xi = p.xi;
         float[] dx = p.xq, xs = p.xs;

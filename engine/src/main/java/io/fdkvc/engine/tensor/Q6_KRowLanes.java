@@ -168,15 +168,10 @@ final class Q6_KRowLanes extends Int8RowLanes {
      * (`kernels.DotBench Q6_K 512 2048`, one thread, four alternating pairs of JVMs, old and new
      * jars) 47.4-50.1 GMAC/s against 40.8-42.4 with the groups one after the other. The two groups' bodies are
      * {@link #groupInt8}'s, written out: a helper of vectors would not be inlined into the kernel
-     * and would box its results ({@link Q8_0RowLanes#group}). With x in floats, the groups one
-     * after the other.
+     * and would box its results ({@link Q8_0RowLanes#group}).
      */
     @Override
-    void pair(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
-        if (!INT8_ACTIVATIONS) {
-            super.pair(g, h, p, dst, gOff, hOff);
-            return;
-        }
+    void pairInt8(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {
         MemorySegment s = seg;
         int[] xi = p.xi;
         float[] dx = p.xq, xs = p.xs;

@@ -167,8 +167,9 @@ final class Q6_KRowLanes extends Int8RowLanes {
      * {@link #groupInt8} for each, so the same bits. From L2 on the AMD EPYC Zen 5
      * (`kernels.DotBench Q6_K 512 2048`, one thread, four alternating pairs of JVMs, old and new
      * jars) 47.4-50.1 GMAC/s against 40.8-42.4 with the groups one after the other. The two groups' bodies are
-     * {@link #groupInt8}'s, written out: a helper of vectors would not be inlined into the kernel
-     * and would box its results ({@link Q8_0RowLanes#group}).
+     * {@link #groupInt8}'s, written out: as one helper shared by both kernels (453 bytes of
+     * bytecode) it was over the size C2 inlines at a hot call ("hot method too big"), stayed a
+     * call and boxed its vectors, 5.8-6.4 GMAC/s from L2 (`KernelInliningTest` fails on that).
      */
     @Override
     void pairInt8(int g, int h, Prepared p, float[] dst, int gOff, int hOff) {

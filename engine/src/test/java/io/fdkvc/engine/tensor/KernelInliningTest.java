@@ -40,6 +40,13 @@ class KernelInliningTest {
      * nothing.
      */
     static final List<String> OUT_OF_BUDGET = List.of("NodeCountInliningCutoff", "size > DesiredMethodLimit", "inlining too deep");
+    /**
+     * C2's reason for a hot call whose callee is over the size it inlines there (FreqInlineSize):
+     * harmless where a kernel's entry calls the kernel (arrays cross the call), lost where vectors
+     * cross it (a Vector API value passed or returned is boxed). A helper of vector operations
+     * shared by Q6_K's two kernels, 453 bytes of bytecode, stayed such a call: 48 -> 6 GMAC/s.
+     */
+    static final String HOT_TOO_BIG = "hot method too big";
 
     @Test
     void theKernelsInlineEverythingTheyCall(@TempDir Path dir) throws IOException, InterruptedException {
@@ -72,7 +79,10 @@ class KernelInliningTest {
             }
             if (!isKernel(root)) continue;
             String why = e.getString("message");
-            if (OUT_OF_BUDGET.stream().anyMatch(why::contains)) lost.add(root + " -> " + calleeName + " (bci " + e.getInt("bci") + "): " + why);
+            boolean vectorsCross = callee.getString("descriptor").contains("Ljdk/incubator/vector/");
+            if (OUT_OF_BUDGET.stream().anyMatch(why::contains) || (vectorsCross && why.contains(HOT_TOO_BIG))) {
+                lost.add(root + " -> " + calleeName + " (bci " + e.getInt("bci") + "): " + why);
+            }
         }
         assertThat(compiled).as("C2 compiled the kernels (20000 products of each type)").containsAll(KERNELS);
         assertThat(lost).as("calls C2 left in a kernel").isEmpty();

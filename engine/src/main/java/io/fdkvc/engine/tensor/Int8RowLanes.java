@@ -65,6 +65,29 @@ abstract sealed class Int8RowLanes extends RowLanes permits Q4_KRowLanes, Q6_KRo
     }
 
     /**
+     * Group g for several batch rows: in integers two batch rows at a time ({@link #group2Int8}:
+     * the weights unpacked once for both), the odd one alone; with x in floats one after the
+     * other. Every batch row's outputs have the bits {@link #group} gives it.
+     */
+    @Override
+    final void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
+        if (!INT8_ACTIVATIONS) {
+            super.groups(g, ps, batch, dst, dstOff, dstStride);
+            return;
+        }
+        int b = 0;
+        for (; b + 1 < batch; b += 2) group2Int8(g, ps[b], ps[b + 1], dst, dstOff + b * dstStride, dstOff + (b + 1) * dstStride);
+        if (b < batch) groupInt8(g, ps[b], dst, dstOff + b * dstStride);
+    }
+
+    /**
+     * {@link #groupInt8} of group g for two batch rows' x (prepared in p0 and p1) in one pass, to
+     * {@code dst[o0 ..]} and {@code dst[o1 ..]}: each int vector of the weights read and unpacked
+     * once for both, each batch row's sums in {@link #groupInt8}'s order (the same bits).
+     */
+    abstract void group2Int8(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1);
+
+    /**
      * {@link #pair} in integers: groups g and h in one pass (two streams of weights), each
      * broadcast x shared by both, each group's outputs the bits {@link #groupInt8} gives it.
      */

@@ -221,6 +221,58 @@ final class Q4_KRowLanes extends Int8RowLanes {
     }
 
     /**
+     * Group g for two batch rows in one pass (continuous batching's decode, a short prompt's
+     * chunk): each int vector of the copy read and its four nibbles unpacked once, multiplied by
+     * each batch row's broadcast pairs of x; each row's integer sums and float steps those of
+     * {@link #groupInt8}, so the same bits. Written out for the reason {@link #pairInt8} gives.
+     */
+    @Override
+    void group2Int8(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1) {
+        MemorySegment s = seg;
+        int[] xi = p0.xi, yi = p1.xi;
+        float[] dx = p0.xq, dy = p1.xq, xs = p0.xs, ys = p1.xs;
+        FloatVector acc = FloatVector.zero(F), bcc = acc;
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            FloatVector bs = FloatVector.zero(F), ms = bs, cs = bs, ns = bs;
+            for (int c = 0; c < 4; c++) {
+                long chunk = CHUNKS + (long) CHUNK * c, sc = base + chunk + 32L * G, mn = sc + 2 * G;
+                ShortVector lo = ShortVector.zero(S2), hi = lo, lo2 = lo, hi2 = lo;
+                for (int v = 8 * c; v < 8 * c + 8; v++) {
+                    ShortVector q = IntVector.fromMemorySegment(I, s, base + chunk + 4L * G * (v & 7), LE).reinterpretAsShorts();
+                    int k = b * 128 + 4 * v;
+                    ShortVector n0 = q.and((short) 0xF), n1 = q.lanewise(VectorOperators.LSHR, 4).and((short) 0xF);
+                    ShortVector n2 = q.lanewise(VectorOperators.LSHR, 8).and((short) 0xF), n3 = q.lanewise(VectorOperators.LSHR, 12);
+                    lo = lo.add(n0.mul(IntVector.broadcast(I, xi[k]).reinterpretAsShorts())).add(n2.mul(IntVector.broadcast(I, xi[k + 2]).reinterpretAsShorts()));
+                    hi = hi.add(n1.mul(IntVector.broadcast(I, xi[k + 1]).reinterpretAsShorts())).add(n3.mul(IntVector.broadcast(I, xi[k + 3]).reinterpretAsShorts()));
+                    lo2 = lo2.add(n0.mul(IntVector.broadcast(I, yi[k]).reinterpretAsShorts())).add(n2.mul(IntVector.broadcast(I, yi[k + 2]).reinterpretAsShorts()));
+                    hi2 = hi2.add(n1.mul(IntVector.broadcast(I, yi[k + 1]).reinterpretAsShorts())).add(n3.mul(IntVector.broadcast(I, yi[k + 3]).reinterpretAsShorts()));
+                }
+                IntVector l = lo.reinterpretAsInts(), hh = hi.reinterpretAsInts(), l2 = lo2.reinterpretAsInts(), h2 = hi2.reinterpretAsInts();
+                IntVector low = l.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(l.lanewise(VectorOperators.ASHR, 16));
+                IntVector high = hh.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(hh.lanewise(VectorOperators.ASHR, 16));
+                IntVector low2 = l2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(l2.lanewise(VectorOperators.ASHR, 16));
+                IntVector high2 = h2.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(h2.lanewise(VectorOperators.ASHR, 16));
+                FloatVector sLow = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector sHigh = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector mLow = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                FloatVector mHigh = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, mn + G, LE).convertShape(VectorOperators.ZERO_EXTEND_B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                bs = sHigh.fma((FloatVector) high.convert(VectorOperators.I2F, 0), sLow.fma((FloatVector) low.convert(VectorOperators.I2F, 0), bs));
+                ms = mHigh.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c + 1]), mLow.fma(FloatVector.broadcast(F, xs[8 * b + 2 * c]), ms));
+                cs = sHigh.fma((FloatVector) high2.convert(VectorOperators.I2F, 0), sLow.fma((FloatVector) low2.convert(VectorOperators.I2F, 0), cs));
+                ns = mHigh.fma(FloatVector.broadcast(F, ys[8 * b + 2 * c + 1]), mLow.fma(FloatVector.broadcast(F, ys[8 * b + 2 * c]), ns));
+            }
+            IntVector dd = IntVector.fromMemorySegment(I, s, base + D, LE);
+            FloatVector d = ((FloatVector) dd.lanewise(VectorOperators.LSHL, 13).and(0x0FFFE000).or(dd.lanewise(VectorOperators.LSHL, 16).and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
+            FloatVector dmin = ((FloatVector) dd.lanewise(VectorOperators.LSHR, 3).and(0x0FFFE000).or(dd.and(0x80000000)).reinterpretAsFloats()).mul(0x1p112f);
+            acc = d.mul(bs).sub(dmin.mul(ms)).fma(FloatVector.broadcast(F, dx[b]), acc);
+            bcc = d.mul(cs).sub(dmin.mul(ns)).fma(FloatVector.broadcast(F, dy[b]), bcc);
+        }
+        acc.intoArray(dst, o0);
+        bcc.intoArray(dst, o1);
+    }
+
+    /**
      * {@link #group} with x in floats ({@code fdkvc.int8Activations=false}, the products exact): the
      * L dot products of group g's rows with x prepared by {@link #prepareFloat}, into
      * {@code dst[dstOff ..]} (a vector store: returned, the vector would be boxed when C2 does

@@ -231,6 +231,64 @@ final class Q6_KRowLanes extends Int8RowLanes {
     }
 
     /**
+     * Group g for two batch rows in one pass: each sub-block's 6-bit values assembled once and
+     * multiplied by each batch row's broadcast pairs of x; each row's integer sums and float
+     * steps those of {@link #groupInt8}, so the same bits. Written out for the reason {@link
+     * #pairInt8} gives.
+     */
+    @Override
+    void group2Int8(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1) {
+        MemorySegment s = seg;
+        int[] xi = p0.xi, yi = p1.xi;
+        float[] dx = p0.xq, dy = p1.xq, xs = p0.xs, ys = p1.xs;
+        FloatVector acc = FloatVector.zero(F), bcc = acc;
+        long base = (long) g * blocks * GROUP_BLOCK;
+        for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {
+            FloatVector bs = FloatVector.zero(F), cs = bs;
+            for (int sb = 0; sb < 16; sb++) {
+                long sub = base + sub(sb), sc = base + scales(sb);
+                int k = b * 128 + 8 * sb;
+                IntVector qh = IntVector.fromMemorySegment(I, s, sub, LE);
+                IntVector q0 = IntVector.fromMemorySegment(I, s, sub + 4 * G, LE);
+                IntVector q1 = IntVector.fromMemorySegment(I, s, sub + 8 * G, LE);
+                ShortVector w0 = q0.and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 4).and(0x30303030)).reinterpretAsShorts();
+                ShortVector w1 = q0.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHL, 2).and(0x30303030)).reinterpretAsShorts();
+                ShortVector w2 = q1.and(0x0F0F0F0F).or(qh.and(0x30303030)).reinterpretAsShorts();
+                ShortVector w3 = q1.lanewise(VectorOperators.LSHR, 4).and(0x0F0F0F0F).or(qh.lanewise(VectorOperators.LSHR, 2).and(0x30303030)).reinterpretAsShorts();
+                ShortVector v0 = w0.and((short) 0x3F), v1 = w1.and((short) 0x3F), v2 = w2.and((short) 0x3F), v3 = w3.and((short) 0x3F);
+                ShortVector u0 = w0.lanewise(VectorOperators.LSHR, 8), u1 = w1.lanewise(VectorOperators.LSHR, 8);
+                ShortVector u2 = w2.lanewise(VectorOperators.LSHR, 8), u3 = w3.lanewise(VectorOperators.LSHR, 8);
+                FloatVector scale = (FloatVector) ((IntVector) ByteVector.fromMemorySegment(B, s, sc, LE).convertShape(VectorOperators.B2I, I, 0)).convert(VectorOperators.I2F, 0);
+                {
+                    ShortVector lo = v0.mul(IntVector.broadcast(I, xi[k]).reinterpretAsShorts()).add(v1.mul(IntVector.broadcast(I, xi[k + 2]).reinterpretAsShorts()))
+                            .add(v2.mul(IntVector.broadcast(I, xi[k + 4]).reinterpretAsShorts())).add(v3.mul(IntVector.broadcast(I, xi[k + 6]).reinterpretAsShorts()));
+                    ShortVector hi = u0.mul(IntVector.broadcast(I, xi[k + 1]).reinterpretAsShorts()).add(u1.mul(IntVector.broadcast(I, xi[k + 3]).reinterpretAsShorts()))
+                            .add(u2.mul(IntVector.broadcast(I, xi[k + 5]).reinterpretAsShorts())).add(u3.mul(IntVector.broadcast(I, xi[k + 7]).reinterpretAsShorts()));
+                    IntVector l = lo.reinterpretAsInts(), hh = hi.reinterpretAsInts();
+                    IntVector sum = l.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(l.lanewise(VectorOperators.ASHR, 16))
+                            .add(hh.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(hh.lanewise(VectorOperators.ASHR, 16)));
+                    bs = scale.fma(((FloatVector) sum.convert(VectorOperators.I2F, 0)).sub(xs[16 * b + sb]), bs);
+                }
+                {
+                    ShortVector lo = v0.mul(IntVector.broadcast(I, yi[k]).reinterpretAsShorts()).add(v1.mul(IntVector.broadcast(I, yi[k + 2]).reinterpretAsShorts()))
+                            .add(v2.mul(IntVector.broadcast(I, yi[k + 4]).reinterpretAsShorts())).add(v3.mul(IntVector.broadcast(I, yi[k + 6]).reinterpretAsShorts()));
+                    ShortVector hi = u0.mul(IntVector.broadcast(I, yi[k + 1]).reinterpretAsShorts()).add(u1.mul(IntVector.broadcast(I, yi[k + 3]).reinterpretAsShorts()))
+                            .add(u2.mul(IntVector.broadcast(I, yi[k + 5]).reinterpretAsShorts())).add(u3.mul(IntVector.broadcast(I, yi[k + 7]).reinterpretAsShorts()));
+                    IntVector l = lo.reinterpretAsInts(), hh = hi.reinterpretAsInts();
+                    IntVector sum = l.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(l.lanewise(VectorOperators.ASHR, 16))
+                            .add(hh.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(hh.lanewise(VectorOperators.ASHR, 16)));
+                    cs = scale.fma(((FloatVector) sum.convert(VectorOperators.I2F, 0)).sub(ys[16 * b + sb]), cs);
+                }
+            }
+            FloatVector d = FloatVector.fromMemorySegment(F, s, base + D, LE);
+            acc = d.mul(dx[b]).fma(bs, acc);
+            bcc = d.mul(dy[b]).fma(cs, bcc);
+        }
+        acc.intoArray(dst, o0);
+        bcc.intoArray(dst, o1);
+    }
+
+    /**
      * {@link #group} with x in floats ({@code fdkvc.int8Activations=false}, the products exact):
      * group g's L dot products, to {@code dst[dstOff ..]}: per sub-block four accumulators (one per
      * byte), each a chain of four FMAs over the sub-block's two low-bits ints and two nibbles;

@@ -9,8 +9,8 @@ import jdk.jfr.Recording;
 
 /**
  * Run in a fresh JVM by {@link KernelInliningTest}: multiplies a small matrix of each weight type
- * by one vector (the decode's products), by a batch of 4 (continuous batching's and a short
- * prompt's small-batch products) and by a batch of 64 (the prefill's tiled product) until
+ * by one vector (the decode's products), by a batch of 3 (continuous batching's and a short
+ * prompt's small-batch products: two batch rows at a time, then the odd one alone) and by a batch of 64 (the prefill's tiled product) until
  * C2 has compiled the kernels, recording the JIT's compilations and inlining decisions (JFR) into
  * the file its second argument names, so that the test can read what C2 did and did not inline
  * into them. Arguments: ROUNDS FILE. Prints "done" at the end.
@@ -35,7 +35,7 @@ public final class KernelInliningMain {
             FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, w)), rows, cols);
             for (int k = 0; k < rounds; k++) {
                 t.matmul(0, rows, x, 0, cols, 1, out, 0, rows);
-                if (k % 4 == 1) t.matmul(0, rows, x, 0, cols, 4, out, 0, rows);
+                if (k % 2 == 1) t.matmul(0, rows, x, 0, cols, 3, out, 0, rows);
                 if (k % 16 == 0) t.matmul(0, rows, x, 0, cols, batch, out, 0, rows);
                 sink += out[k % rows];
             }

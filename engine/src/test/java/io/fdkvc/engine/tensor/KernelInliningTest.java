@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class KernelInliningTest {
     /** Kernels that must have been compiled by C2 (as a compilation of their own or inlined into one). */
-    static final List<String> KERNELS = List.of("Q4_KRowLanes.groupInt8", "Q6_KRowLanes.groupInt8", "Q4_KRowLanes.pairInt8", "Q6_KRowLanes.pairInt8", "Q8_0RowLanes.pair",
+    static final List<String> KERNELS = List.of("Q4_KRowLanes.groupInt8", "Q6_KRowLanes.groupInt8", "Q4_KRowLanes.pairInt8", "Q6_KRowLanes.pairInt8", "Q4_KRowLanes.group2Int8", "Q6_KRowLanes.group2Int8", "Q8_0RowLanes.pair",
             "Q8_0RowLanes.group2", "Q4_KRowLanes.fillBlock", "Q6_KRowLanes.fillBlock", "Q8_0RowLanes.fillBlock", "FloatTensor.kernelWideColumns");
     /**
      * C2's reasons that mean it wanted a call inlined and had no budget left: its node budget, its

@@ -235,8 +235,9 @@ final class Q6_KRowLanes extends Int8RowLanes {
      * multiplied by each batch row's broadcast pairs of x; each row's integer sums and float
      * steps those of {@link #groupInt8}, so the same bits. Written out for the reason {@link
      * #pairInt8} gives: the two batch rows' steps as one helper of 13 arguments, eight of them
-     * vectors, was not inlined and boxed them (`kernels.DotBench Q6_K 512 2048 5 2` 7.7-7.9 GMAC/s
-     * against 55.4).
+     * vectors, stayed two calls (C2's node budget, NodeCountInliningCutoff, which {@code
+     * KernelInliningTest} reports) and boxed them (`kernels.DotBench Q6_K 512 2048 5 2` 7.7-7.9
+     * GMAC/s against 55.4).
      */
     @Override
     void group2Int8(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1) {

@@ -388,7 +388,7 @@ public abstract class FloatTensor {
     /**
      * Up to this many batch rows {@link #matmul} does not run the tiled kernel, whose NB lanes
      * would mostly be padding: the types with a {@link RowLanes} copy read each group of rows
-     * once for the whole batch ({@link RowLanes#groups}), the others dot each dequantised weight
+     * once for the whole batch ({@link RowLanes#product}), the others dot each dequantised weight
      * row with every batch row.
      */
     static final int SMALL_BATCH = 8;

@@ -64,20 +64,15 @@ abstract sealed class Int8RowLanes extends RowLanes permits Q4_KRowLanes, Q6_KRo
         }
     }
 
-    /**
-     * Group g for several batch rows: in integers two batch rows at a time ({@link #group2Int8}:
-     * the weights unpacked once for both), the odd one alone; with x in floats one after the
-     * other. Every batch row's outputs have the bits {@link #group} gives it.
-     */
+    /** Group g for two batch rows: in one pass in integers ({@link #group2Int8}), else one after the other with x in floats. */
     @Override
-    final void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
-        if (!INT8_ACTIVATIONS) {
-            super.groups(g, ps, batch, dst, dstOff, dstStride);
-            return;
+    final void group2(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1) {
+        if (INT8_ACTIVATIONS) {
+            group2Int8(g, p0, p1, dst, o0, o1);
+        } else {
+            groupFloat(g, p0, dst, o0);
+            groupFloat(g, p1, dst, o1);
         }
-        int b = 0;
-        for (; b + 1 < batch; b += 2) group2Int8(g, ps[b], ps[b + 1], dst, dstOff + b * dstStride, dstOff + (b + 1) * dstStride);
-        if (b < batch) groupInt8(g, ps[b], dst, dstOff + b * dstStride);
     }
 
     /**

@@ -117,26 +117,17 @@ final class Q8_0RowLanes extends RowLanes {
     }
 
     /**
-     * Group g for several batch rows, two at a time ({@link #group2}): each weight vector
-     * converted once for the two, each batch row's sums in {@link #group}'s order (the same bits).
-     */
-    @Override
-    void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
-        int b = 0;
-        for (; b + 1 < batch; b += 2) group2(g, ps[b].xq, ps[b + 1].xq, dst, dstOff + b * dstStride, dstOff + (b + 1) * dstStride);
-        if (b < batch) group(g, ps[b], dst, dstOff + b * dstStride);
-    }
-
-    /**
-     * {@link #group} for two batch rows' x (x0, x1) at once, to dst[o0 ..] and dst[o1 ..]: per
-     * int vector of the copy its four columns converted once and multiplied into each batch
+     * {@link #group} for two batch rows' x (prepared in p0 and p1) at once, to dst[o0 ..] and
+     * dst[o1 ..]: per int vector of the copy its four columns converted once and multiplied into each batch
      * row's four accumulators (four batch rows at once held more vectors than there are
      * registers and ran slower than this from L2). The loop is {@link #group}'s, written out
      * again with its d widening for the reason given there: a shared helper of vectors was not
      * inlined into the kernels and boxed its results.
      */
-    private void group2(int g, float[] x0, float[] x1, float[] dst, int o0, int o1) {
+    @Override
+    void group2(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1) {
         MemorySegment s = seg;
+        float[] x0 = p0.xq, x1 = p1.xq;
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         long base = (long) g * blocks * GROUP_BLOCK;
         for (int b = 0; b < blocks; b++, base += GROUP_BLOCK) {

@@ -76,7 +76,7 @@ public final class Q8_0Tensor extends SegmentTensor {
      * A few batch rows (continuous batching's decode step, a short prompt's prefill, see {@link
      * FloatTensor#SMALL_BATCH}): on the {@link RowLanes} copy where there is one, each group of
      * rows read once for the whole batch and each weight vector converted once for two batch
-     * rows ({@link Q8_0RowLanes#groups}); without one, each weight row is read once for up to four
+     * rows ({@link Q8_0RowLanes#group2}); without one, each weight row is read once for up to four
      * batch rows at a time, scaled per block and multiplied into four accumulators. Either way the
      * weights cost one pass however many conversations decode together. Larger batches take the
      * tiled kernel.

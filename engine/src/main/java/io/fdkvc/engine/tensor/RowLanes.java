@@ -308,12 +308,24 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
 
     /**
      * Group g dotted with each of the batch's rows (x prepared in {@code ps[b]}) into {@code
-     * dst[dstOff + b * dstStride ..]}, each with {@link #group}'s bits: the group read from memory
-     * for the first and from the caches for the rest. A type whose kernel can share its work on
-     * the weights between batch rows writes its own.
+     * dst[dstOff + b * dstStride ..]}, each with {@link #group}'s bits: two batch rows at a time
+     * ({@link #group2}), the odd one alone; the group read from memory for the first and from the
+     * caches for the rest.
      */
-    void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
-        for (int b = 0; b < batch; b++) group(g, ps[b], dst, dstOff + b * dstStride);
+    private void groups(int g, Prepared[] ps, int batch, float[] dst, int dstOff, int dstStride) {
+        int b = 0;
+        for (; b + 1 < batch; b += 2) group2(g, ps[b], ps[b + 1], dst, dstOff + b * dstStride, dstOff + (b + 1) * dstStride);
+        if (b < batch) group(g, ps[b], dst, dstOff + b * dstStride);
+    }
+
+    /**
+     * Group g for two batch rows (x prepared in p0 and p1), to {@code dst[o0 ..]} and {@code
+     * dst[o1 ..]}, each with {@link #group}'s bits: a type whose kernel can share its work on the
+     * weights between batch rows (unpacking, conversion) writes its own.
+     */
+    void group2(int g, Prepared p0, Prepared p1, float[] dst, int o0, int o1) {
+        group(g, p0, dst, o0);
+        group(g, p1, dst, o1);
     }
 
     /** Group g summed whole into {@code p.group}, its rows in [from, to) copied to out. */

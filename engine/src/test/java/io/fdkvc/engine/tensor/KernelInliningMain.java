@@ -10,10 +10,10 @@ import jdk.jfr.Recording;
 /**
  * Run in a fresh JVM by {@link KernelInliningTest}: multiplies a small matrix of each weight type
  * by one vector (the decode's products), by a batch of 3 (continuous batching's and a short
- * prompt's small-batch products: two batch rows at a time, then the odd one alone) and by a batch of 64 (the prefill's tiled product) until
- * C2 has compiled the kernels, recording the JIT's compilations and inlining decisions (JFR) into
- * the file its second argument names, so that the test can read what C2 did and did not inline
- * into them. Arguments: ROUNDS FILE. Prints "done" at the end.
+ * prompt's small-batch products: two batch rows at a time, then the odd one alone) and by a
+ * batch of 64 (the prefill's tiled product) until C2 has compiled the kernels, recording the
+ * JIT's compilations and inlining decisions (JFR) into the file its second argument names, so
+ * that the test can read what C2 did and did not inline into them. Arguments: ROUNDS FILE. Prints "done" at the end.
  */
 public final class KernelInliningMain {
     private KernelInliningMain() {}

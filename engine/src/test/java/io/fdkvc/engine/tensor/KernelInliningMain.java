@@ -1,6 +1,7 @@
 package io.fdkvc.engine.tensor;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,7 +14,11 @@ import jdk.jfr.Recording;
  * prompt's small-batch products: two batch rows at a time, then the odd one alone) and by a
  * batch of 64 (the prefill's tiled product) until C2 has compiled the kernels, recording the
  * JIT's compilations and inlining decisions (JFR) into the file its second argument names, so
- * that the test can read what C2 did and did not inline into them. Arguments: ROUNDS FILE. Prints "done" at the end.
+ * that the test can read what C2 did and did not inline into them. The weights lie in native
+ * memory, as a model's do (a mapped file or an anonymous copy): C2 inlines by the types its
+ * profile has seen, and heap segments in it as well would grow the kernels' parse with a second
+ * segment type production never passes (once in about ten runs it then ran out of its node budget
+ * in Q4_K's panel fill). Arguments: ROUNDS FILE. Prints "done" at the end.
  */
 public final class KernelInliningMain {
     private KernelInliningMain() {}
@@ -32,7 +37,9 @@ public final class KernelInliningMain {
         for (GgmlType type : GgmlType.values()) {
             float[] w = new float[rows * cols];
             for (int i = 0; i < w.length; i++) w[i] = (float) r.nextGaussian();
-            FloatTensor t = Tensors.view(type, MemorySegment.ofArray(Quantizer.quantize(type, w)), rows, cols);
+            byte[] bytes = Quantizer.quantize(type, w);
+            MemorySegment weights = Arena.global().allocate(bytes.length, 64).copyFrom(MemorySegment.ofArray(bytes));
+            FloatTensor t = Tensors.view(type, weights, rows, cols);
             for (int k = 0; k < rounds; k++) {
                 t.matmul(0, rows, x, 0, cols, 1, out, 0, rows);
                 if (k % 2 == 1) t.matmul(0, rows, x, 0, cols, 3, out, 0, rows);

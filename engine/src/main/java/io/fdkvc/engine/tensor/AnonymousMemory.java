@@ -17,7 +17,7 @@ import java.util.Locale;
  * else the arena's own allocation.
  */
 public final class AnonymousMemory {
-    private static final int PROT_READ_WRITE = 0x1 | 0x2, MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20, MAP_POPULATE = 0x8000, MADV_NOHUGEPAGE = 15;
+    private static final int PROT_READ_WRITE = 0x1 | 0x2, MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20, MADV_NOHUGEPAGE = 15, MADV_POPULATE_WRITE = 23;
     private static final MethodHandle MMAP, MADVISE, MUNMAP;
 
     static {
@@ -45,27 +45,36 @@ public final class AnonymousMemory {
     /**
      * {@code n > 0} bytes that {@code arena} frees, or null when the system refuses them (mmap's
      * ENOMEM: more than memory and swap, or the address space). {@code populate}: the pages are
-     * made in the call ({@code MAP_POPULATE}), which on the EPYC Zen 5 host took 0.26 s for
-     * 217 MB where writing them page by page took 0.53-0.59 s (each first write a page fault).
+     * made in the call ({@code MADV_POPULATE_WRITE}, Linux 5.14 and later; on an older kernel
+     * the first write of each page makes it), which on the EPYC Zen 5 host took 0.26 s for 217 MB
+     * where writing them page by page took 0.53-0.59 s (each first write a page fault). The advice
+     * for base pages comes first: pages made before it (by {@code MAP_POPULATE} in the mmap call,
+     * as this did once) are huge pages on a host whose transparent huge pages are {@code always},
+     * and the advice does not split them.
      */
     public static MemorySegment allocate(long n, Arena arena, boolean populate) {
         if (MMAP == null) return arena.allocate(n, 4096);
         MemorySegment raw;
         try {
-            raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, n, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0L);
+            raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, n, PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
         } catch (Throwable t) {
             throw new IllegalStateException("mmap of " + n + " bytes failed", t);
         }
         if (raw.address() == -1L) return null;   // MAP_FAILED
         MemorySegment seg = raw.reinterpret(n, arena, s -> unmap(s, n));
+        // advice only: a kernel without transparent huge pages refuses the first (the memory is
+        // in base pages anyway), one older than 5.14 the second (the pages come with the writes)
+        int ignored = madvise(seg, n, MADV_NOHUGEPAGE);
+        if (populate) ignored = madvise(seg, n, MADV_POPULATE_WRITE);
+        return seg;
+    }
+
+    private static int madvise(MemorySegment seg, long n, int advice) {
         try {
-            // advice only: a kernel without transparent huge pages refuses it, and the memory is
-            // in base pages anyway
-            int ignored = (int) MADVISE.invokeExact(seg, n, MADV_NOHUGEPAGE);
+            return (int) MADVISE.invokeExact(seg, n, advice);
         } catch (Throwable t) {
             throw new IllegalStateException("madvise failed", t);
         }
-        return seg;
     }
 
     private static void unmap(MemorySegment s, long len) {

@@ -11,9 +11,11 @@
 // or tail bits), dirty, and how often the next page of a mapping is the physically next frame.
 // Root only (page frame numbers). Usage: copy-pages PID PATTERN
 int main(int argc, char **argv) {
+  if (argc != 3) { fprintf(stderr, "usage: copy-pages PID PATTERN\n"); return 2; }
   char path[64]; snprintf(path, sizeof path, "/proc/%s/maps", argv[1]);
   FILE *m = fopen(path, "r"); snprintf(path, sizeof path, "/proc/%s/pagemap", argv[1]);
   int pm = open(path, O_RDONLY), kf = open("/proc/kpageflags", O_RDONLY);
+  if (!m || pm < 0 || kf < 0) { perror("copy-pages: /proc/PID/maps, /proc/PID/pagemap or /proc/kpageflags (root only)"); return 2; }
   char line[512]; size_t pages = 0, present = 0, compound = 0, contig = 0, runs = 0, dirty = 0, maps = 0;
   while (fgets(line, sizeof line, m)) {
     if (!strstr(line, argv[2])) continue;
@@ -31,6 +33,7 @@ int main(int argc, char **argv) {
       prev = pfn; have = 1;
     }
   }
+  if (present == 0) { fprintf(stderr, "copy-pages: no present pages in mappings matching '%s'\n", argv[2]); return 1; }
   printf("%zu mappings, pages %zu, present %zu, in large folios %.1f%%, dirty %.1f%%, next physically next %.1f%%, runs %zu (mean %.1f)\n",
     maps, pages, present, 100.0 * compound / present, 100.0 * dirty / present, 100.0 * contig / present, runs, (double)present / runs);
   return 0;

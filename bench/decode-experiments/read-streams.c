@@ -2,12 +2,14 @@
  * How fast threads read memory with a given number of weight streams each and a given amount of
  * Q4_K-like work per 64-byte line: a 1 GiB anonymous region in base pages, split into one half
  * per thread, each half into STREAMS contiguous parts read in lockstep (a line of each in turn),
- * every line taken through WORK steps of shift, AND, 16-bit multiply and add (0: one add). Prints
- * six passes' GB/s; the first pass also pays for the region's first reads. docs/benchmarks.md
- * ("Where the 1B decode's time goes at two threads") has the figures.
+ * every line taken through WORK steps of shift, AND, 16-bit multiply and add (0: one add). With
+ * BLOCK (bytes, a multiple of 64), each stream is taken BLOCK bytes at a time, every block first
+ * read by a dense pass (one load per line) and then worked from the caches. Prints six passes'
+ * GB/s; the first pass also pays for the region's first reads. docs/benchmarks.md ("Where the 1B
+ * decode's time goes at two threads") has the figures.
  *
  *   gcc -O2 -march=native bench/decode-experiments/read-streams.c -o /tmp/read-streams -lpthread
- *   /tmp/read-streams THREADS STREAMS WORK PREFETCH   # e.g. 2 2 4 0; PREFETCH: bytes ahead, 0 none
+ *   /tmp/read-streams THREADS STREAMS WORK PREFETCH [BLOCK]   # e.g. 2 2 4 0; PREFETCH: bytes ahead, 0 none
  */
 #define _GNU_SOURCE
 #include <immintrin.h>
@@ -21,6 +23,7 @@
 static const size_t SIZE = (size_t) 1 << 30;
 static char *region;
 static int threads, streams, work, prefetch;
+static size_t block;
 static volatile int sink;
 
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
@@ -31,7 +34,15 @@ static void *pass(void *arg) {
     const char *base = region + id * half;
     __m512i acc[8], mask = _mm512_set1_epi16(0xF), x0 = _mm512_set1_epi32(0x00030002), x1 = _mm512_set1_epi32(0x00050004);
     for (int i = 0; i < 8; i++) acc[i] = _mm512_setzero_si512();
-    for (size_t o = 0; o < part; o += 64) {
+    size_t step = block ? block : part;
+    for (size_t o0 = 0; o0 < part; o0 += step) {
+      size_t end = o0 + step < part ? o0 + step : part;
+      if (block) {
+        for (int s = 0; s < streams; s++) {
+            for (size_t o = o0; o < end; o += 64) acc[7] = _mm512_add_epi32(acc[7], _mm512_load_si512(base + s * part + o));
+        }
+      }
+      for (size_t o = o0; o < end; o += 64) {
         for (int s = 0; s < streams; s++) {
             const char *p = base + s * part + o;
             if (prefetch) _mm_prefetch(p + prefetch, _MM_HINT_T0);
@@ -43,6 +54,7 @@ static void *pass(void *arg) {
                 acc[a] = _mm512_add_epi16(acc[a], _mm512_mullo_epi16(n, (w & 1) ? x1 : x0));
             }
         }
+      }
     }
     __m512i t = acc[0];
     for (int i = 1; i < 8; i++) t = _mm512_add_epi32(t, acc[i]);
@@ -51,11 +63,13 @@ static void *pass(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) { fprintf(stderr, "usage: read-streams THREADS STREAMS WORK PREFETCH\n"); return 2; }
+    if (argc != 5 && argc != 6) { fprintf(stderr, "usage: read-streams THREADS STREAMS WORK PREFETCH [BLOCK]\n"); return 2; }
     threads = atoi(argv[1]); streams = atoi(argv[2]); work = atoi(argv[3]); prefetch = atoi(argv[4]);
-    if (threads < 1 || threads > 16 || streams < 1 || streams > 64 || work < 0 || work > 4 || prefetch < 0) {
-        fprintf(stderr, "read-streams: THREADS 1-16, STREAMS 1-64, WORK 0-4, PREFETCH >= 0\n"); return 2;
+    long b = argc == 6 ? atol(argv[5]) : 0;
+    if (threads < 1 || threads > 16 || streams < 1 || streams > 64 || work < 0 || work > 4 || prefetch < 0 || b < 0 || b % 64 != 0) {
+        fprintf(stderr, "read-streams: THREADS 1-16, STREAMS 1-64, WORK 0-4, PREFETCH >= 0, BLOCK a multiple of 64 (0: none)\n"); return 2;
     }
+    block = (size_t) b;
     region = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (region == MAP_FAILED) { perror("mmap"); return 1; }
     madvise(region, SIZE, MADV_NOHUGEPAGE);
@@ -67,6 +81,6 @@ int main(int argc, char **argv) {
         for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
         printf("%.1f ", SIZE / (now() - t0) / 1e9);
     }
-    printf("GB/s  threads %d streams %d work %d prefetch %d\n", threads, streams, work, prefetch);
+    printf("GB/s  threads %d streams %d work %d prefetch %d block %zu\n", threads, streams, work, prefetch, block);
     return 0;
 }

@@ -12,6 +12,7 @@
  *   /tmp/read-streams THREADS STREAMS WORK PREFETCH [BLOCK]   # e.g. 2 2 4 0; PREFETCH: bytes ahead, 0 none
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -63,14 +64,24 @@ static void *pass(void *arg) {
     return NULL;
 }
 
+/* A whole decimal number in [0, LONG_MAX], the whole argument: 1, else 0 (garbage, a sign, a fraction, overflow). */
+static int whole(const char *s, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0) return 0;
+    *out = v;
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc != 5 && argc != 6) { fprintf(stderr, "usage: read-streams THREADS STREAMS WORK PREFETCH [BLOCK]\n"); return 2; }
-    threads = atoi(argv[1]); streams = atoi(argv[2]); work = atoi(argv[3]); prefetch = atoi(argv[4]);
-    long b = argc == 6 ? atol(argv[5]) : 0;
-    if (threads < 1 || threads > 16 || streams < 1 || streams > 64 || work < 0 || work > 4 || prefetch < 0 || b < 0 || b % 64 != 0) {
-        fprintf(stderr, "read-streams: THREADS 1-16, STREAMS 1-64, WORK 0-4, PREFETCH >= 0, BLOCK a multiple of 64 (0: none)\n"); return 2;
+    long t, st, w, p, b = 0;
+    int parsed = whole(argv[1], &t) && whole(argv[2], &st) && whole(argv[3], &w) && whole(argv[4], &p) && (argc == 5 || whole(argv[5], &b));
+    if (!parsed || t < 1 || t > 16 || st < 1 || st > 64 || w > 4 || p > 1 << 20 || b % 64 != 0) {
+        fprintf(stderr, "read-streams: THREADS 1-16, STREAMS 1-64, WORK 0-4, PREFETCH 0-1048576, BLOCK a multiple of 64 (0: none), each a whole number\n"); return 2;
     }
-    block = (size_t) b;
+    threads = (int) t; streams = (int) st; work = (int) w; prefetch = (int) p; block = (size_t) b;
     region = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (region == MAP_FAILED) { perror("mmap"); return 1; }
     madvise(region, SIZE, MADV_NOHUGEPAGE);

@@ -21,6 +21,7 @@ fi
 method=$1 out=$2
 shift 2
 case $method in *::*) ;; *) echo "$0: the method must be CLASS::METHOD, not '$method'" >&2; exit 2 ;; esac
+[ -d "$(dirname -- "$out")" ] || { echo "$0: no directory for OUT '$out'" >&2; exit 2; }
 command -v objdump > /dev/null || { echo "$0: objdump (binutils) is needed" >&2; exit 1; }
 "$FDKVC_JAVA_HOME/bin/java" --add-modules=jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
   -XX:+UnlockDiagnosticVMOptions -XX:CompileCommand=quiet "-XX:CompileCommand=print,$method" "$@" > "$out.raw" 2>&1 || true
@@ -30,7 +31,7 @@ out, loop = sys.argv[1], sys.argv[2]
 lines = open(out + '.raw', errors='replace').read().split('\n')
 compiles = [i for i, l in enumerate(lines) if 'Compiled method (c2)' in l and ' % ' not in l]
 if not compiles:
-    sys.exit(f'no full C2 compile of the method in {out}.raw: run the program longer')
+    sys.exit(f'no full C2 compile of the method in {out}.raw (the JVM\'s output): run the program longer, or see why it stopped')
 first = compiles[-1]
 last = next((j for j in range(first + 1, len(lines)) if lines[j].startswith('-' * 30)), len(lines))
 code, start = bytearray(), None

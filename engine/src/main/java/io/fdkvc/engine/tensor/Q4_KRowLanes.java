@@ -68,7 +68,7 @@ final class Q4_KRowLanes extends Int8RowLanes {
      * (short 0, short 1) weights of its i-th nibble of a short, nibbles (low of byte 0 | 2, high
      * of byte 0 | 2, low of byte 1 | 3, high of byte 1 | 3).
      */
-    private static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
+    static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
     static {
         for (int v = 0; v < 32; v++) {
             for (int n = 0; n < 2; n++) {

@@ -45,7 +45,7 @@ final class Q6_KRowLanes extends Int8RowLanes {
      * The integer kernel's pairs of x ({@link Int8RowLanes#pairs}): pair 8sb + 2i + k is the weights
      * of bytes k and k + 2 of sub-block sb's int i (weights 16sb + 4i + k and 16sb + 4i + k + 2).
      */
-    private static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
+    static final int[] PAIR_LO = new int[QK / 2], PAIR_HI = new int[QK / 2];
     static {
         for (int j = 0; j < QK / 2; j++) {
             int sb = j / 8, i = (j / 2) % 4, k = j % 2;

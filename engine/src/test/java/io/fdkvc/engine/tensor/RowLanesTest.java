@@ -277,6 +277,55 @@ class RowLanesTest {
     }
 
     /**
+     * {@link Int8RowLanes#pairs} (gathered and summed in vectors) against its definition written
+     * as scalars: for any rounded x in [-127, 127] and any pairing of the block's columns (a
+     * random one, and Q4_K's and Q6_K's own with their run lengths 32 and 16 and scales 1 and 32),
+     * {@code xi[128b + j] = (x[lo[j]] & 0xFFFF) | x[hi[j]] << 16} and {@code xs[b * sums + k]} the
+     * scale times the sum over the k-th run.
+     */
+    @Property(tries = 200)
+    void xPairsAreTheirScalarDefinition(@ForAll long seed, @ForAll @IntRange(min = 1, max = 3) int blocks, @ForAll @IntRange(min = 0, max = 2) int kind) {
+        if (!RowLanes.ENABLED) return;
+        Random r = new Random(seed);
+        int cols = 256 * blocks;
+        int[] lo = new int[128], hi = new int[128];
+        int sums;
+        float scale;
+        if (kind == 2) {
+            // any pairing of the block's 256 columns
+            List<Integer> perm = new java.util.ArrayList<>();
+            for (int i = 0; i < 256; i++) perm.add(i);
+            java.util.Collections.shuffle(perm, r);
+            for (int j = 0; j < 128; j++) {
+                lo[j] = perm.get(2 * j);
+                hi[j] = perm.get(2 * j + 1);
+            }
+            sums = r.nextBoolean() ? 8 : 16;
+            scale = r.nextBoolean() ? 1f : 32f;
+        } else {
+            lo = kind == 0 ? Q4_KRowLanes.PAIR_LO : Q6_KRowLanes.PAIR_LO;
+            hi = kind == 0 ? Q4_KRowLanes.PAIR_HI : Q6_KRowLanes.PAIR_HI;
+            sums = kind == 0 ? 8 : 16;
+            scale = kind == 0 ? 1f : 32f;
+        }
+        int[] xr = new int[cols], xi = new int[cols / 2];
+        for (int i = 0; i < cols; i++) xr[i] = r.nextInt(255) - 127;
+        float[] xs = new float[blocks * sums];
+        Int8RowLanes.pairs(xr, cols, lo, hi, xi, sums, scale, xs);
+        int run = 256 / sums;
+        for (int b = 0; b < blocks; b++) {
+            for (int j = 0; j < 128; j++) {
+                assertThat(xi[128 * b + j]).as("block %d pair %d", b, j).isEqualTo((xr[256 * b + lo[j]] & 0xFFFF) | xr[256 * b + hi[j]] << 16);
+            }
+            for (int k = 0; k < sums; k++) {
+                int t = 0;
+                for (int i = 256 * b + k * run; i < 256 * b + (k + 1) * run; i++) t += xr[i];
+                assertThat(xs[b * sums + k]).as("block %d run %d", b, k).isEqualTo(scale * t);
+            }
+        }
+    }
+
+    /**
      * The 16-bit sums at their bounds: every Q4_K nibble 15 and every Q6_K value 63 (scale 127),
      * against x all +1 and all -1 (rounded to +-127): 16 products of 15 * 127 in one lane for
      * Q4_K, four of 63 * 127 for Q6_K, with nothing lost. Q4_K: d = 0.5, scales 63, dmin 0, so a

@@ -288,11 +288,13 @@ class RowLanesTest {
         if (!RowLanes.ENABLED) return;
         Random r = new Random(seed);
         int cols = 256 * blocks;
-        int[] lo = new int[128], hi = new int[128];
+        int[] lo, hi;
         int sums;
         float scale;
         if (kind == 2) {
             // any pairing of the block's 256 columns
+            lo = new int[128];
+            hi = new int[128];
             List<Integer> perm = new java.util.ArrayList<>();
             for (int i = 0; i < 256; i++) perm.add(i);
             java.util.Collections.shuffle(perm, r);

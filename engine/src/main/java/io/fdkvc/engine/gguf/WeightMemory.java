@@ -53,7 +53,7 @@ public enum WeightMemory {
      * ({@link AnonymousMemory}). Read only.
      */
     static MemorySegment copy(FileChannel ch, long n, Arena arena) throws IOException {
-        MemorySegment seg = AnonymousMemory.allocate(n, arena, false);
+        MemorySegment seg = AnonymousMemory.allocate(n, arena, false, AnonymousMemory.Pages.BASE);
         // the system will not give the file's size in private memory (ENOMEM: more than memory
         // and swap, or the address space). The user's choice of placement cannot be met here,
         // which the mapped default would be: bad input, naming the property

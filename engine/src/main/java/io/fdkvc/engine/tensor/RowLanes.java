@@ -48,6 +48,15 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     static final boolean ENABLED = L >= 8 && FloatTensor.flag("fdkvc.rowLanes", System.getProperty("fdkvc.rowLanes"), true);
 
     /**
+     * The copies' pages: 2 MiB where the host's transparent huge pages allow them (each decode
+     * step and each prefill reads every copy through, and in base pages a pass over the 1B files'
+     * copies takes a TLB miss every 4 KiB: docs/benchmarks.md, "The row-lane copies in 2 MiB
+     * pages"); base pages with the system property {@code fdkvc.hugePages=false}.
+     */
+    static final AnonymousMemory.Pages PAGES = FloatTensor.flag("fdkvc.hugePages", System.getProperty("fdkvc.hugePages"), true)
+            ? AnonymousMemory.Pages.HUGE : AnonymousMemory.Pages.BASE;
+
+    /**
      * Whether the Q4_K and Q6_K kernels multiply in integers, as llama.cpp's CPU kernels do: x
      * rounded to integers in [-127, 127] with one float scale per super-block of 256 (llama.cpp's
      * Q8_K, {@link Int8RowLanes#roundToBytes}), each 4- or 6-bit weight times its x in a 16-bit lane, the
@@ -176,11 +185,12 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
 
     /**
      * {@code n} bytes of private memory, made in the call and freed once the copy is unreachable
-     * ({@link AnonymousMemory}); null when the system refuses them.
+     * ({@link AnonymousMemory}), in 2 MiB pages where the host offers them ({@link #PAGES}); null
+     * when the system refuses them.
      */
     static MemorySegment memory(long n) {
         try {
-            return AnonymousMemory.allocate(n, Arena.ofAuto(), true);
+            return AnonymousMemory.allocate(n, Arena.ofAuto(), true, PAGES);
         } catch (OutOfMemoryError e) {
             return null;   // a platform without mmap: the arena's allocation failed
         }

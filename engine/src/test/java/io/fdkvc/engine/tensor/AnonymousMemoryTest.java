@@ -18,10 +18,11 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * The copies' memory as the kernel reports it: asked for populated, every page resident when the
- * call returns ({@code mincore}) and none of it in transparent huge pages ({@code
- * /proc/self/smaps}), whatever the host's setting ({@code always} made 2 MiB pages of memory
- * populated before the advice); not populated, no page resident until written. The kernel may
+ * The copies' memory as the kernel reports it: in base pages and asked for populated, every page
+ * resident when the call returns ({@code mincore}) and none of it in transparent huge pages
+ * ({@code /proc/self/smaps}), whatever the host's setting ({@code always} made 2 MiB pages of
+ * memory populated before the advice); not populated, no page resident until written. In huge
+ * pages: on a 2 MiB boundary, resident, and in 2 MiB pages where the host offers them. The kernel may
  * merge the mapping with a neighbour of the same flags (another copy still mapped in this JVM),
  * so smaps' totals are the merged area's: they are read for the huge pages only, which such a
  * neighbour, advised alike, has none of either.
@@ -52,7 +53,7 @@ class AnonymousMemoryTest {
     void populatedMemoryIsResidentAndInBasePages() throws IOException {
         assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "Linux's /proc/self/smaps");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment seg = AnonymousMemory.allocate(N, arena, true);
+            MemorySegment seg = AnonymousMemory.allocate(N, arena, true, AnonymousMemory.Pages.BASE);
             assertThat(seg).isNotNull();
             assertThat(residentPages(seg)).as("resident pages").isEqualTo(N / PAGE);
             assertThat(mapping(seg.address()).get("AnonHugePages")).as("kB in transparent huge pages").isZero();
@@ -67,7 +68,7 @@ class AnonymousMemoryTest {
     void memoryNotPopulatedComesWithItsWrites() throws IOException {
         assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "Linux's /proc/self/smaps");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment seg = AnonymousMemory.allocate(N, arena, false);
+            MemorySegment seg = AnonymousMemory.allocate(N, arena, false, AnonymousMemory.Pages.BASE);
             assertThat(residentPages(seg)).as("resident pages before any write").isZero();
             for (long o = 0; o < N; o += PAGE) seg.set(ValueLayout.JAVA_BYTE, o, (byte) 1);
             assertThat(residentPages(seg)).as("resident pages after a write to each page").isEqualTo(N / PAGE);
@@ -75,8 +76,57 @@ class AnonymousMemoryTest {
         }
     }
 
+    @Test
+    void hugePagesStartOnABoundaryAndAreHugeWhereTheHostOffersThem() throws IOException {
+        assumeTrue(Files.isReadable(Path.of("/proc/self/smaps")), "Linux's /proc/self/smaps");
+        long address;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = AnonymousMemory.allocate(N, arena, true, AnonymousMemory.Pages.HUGE);
+            assertThat(seg).isNotNull();
+            address = seg.address();
+            assertThat(seg.byteSize()).isEqualTo(N);
+            assertThat(address % AnonymousMemory.HUGE_PAGE).as("the start's offset in its 2 MiB").isZero();
+            assertThat(residentPages(seg)).as("resident pages").isEqualTo(N / PAGE);
+            // the advised range is a mapping of its own (the reserve around it is not advised, so
+            // the kernel merges it with no neighbour): its huge pages are this memory's
+            if (hostOffersHugePages()) {
+                assertThat(mapping(address).get("AnonHugePages")).as("kB in transparent huge pages").isGreaterThanOrEqualTo(2048L);
+            }
+            assertThat(seg.get(ValueLayout.JAVA_LONG, 0)).isZero();
+            seg.set(ValueLayout.JAVA_LONG, N - 8, -1L);
+            assertThat(seg.get(ValueLayout.JAVA_LONG, N - 8)).isEqualTo(-1L);
+        }
+        // closed, the whole reservation is unmapped
+        assertThat(find(address)).as("an smaps entry for the freed memory").isNull();
+    }
+
+    @Test
+    void lessThanAHugePageIsReservedAsIs() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment seg = AnonymousMemory.allocate(3 * PAGE, arena, true, AnonymousMemory.Pages.HUGE);
+            assertThat(seg.byteSize()).isEqualTo(3 * PAGE);
+            assertThat(seg.address() % PAGE).isZero();
+            assertThat(residentPages(seg)).isEqualTo(3);
+        }
+    }
+
+    /** Whether the kernel's transparent huge pages are {@code always} or {@code madvise}. */
+    static boolean hostOffersHugePages() throws IOException {
+        Path setting = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
+        if (!Files.isReadable(setting)) return false;
+        String s = Files.readString(setting);
+        return s.contains("[always]") || s.contains("[madvise]");
+    }
+
     /** The kB fields of the smaps entry whose address range holds {@code address}. */
     static Map<String, Long> mapping(long address) throws IOException {
+        Map<String, Long> fields = find(address);
+        assertThat(fields).as("an smaps entry for address %x", address).isNotNull();
+        return fields;
+    }
+
+    /** {@link #mapping}, or null where no mapping holds {@code address}. */
+    static Map<String, Long> find(long address) throws IOException {
         List<String> lines = Files.readAllLines(Path.of("/proc/self/smaps"));
         Map<String, Long> fields = null;
         for (String line : lines) {
@@ -90,7 +140,6 @@ class AnonymousMemoryTest {
                 fields.put(kv[0], Long.parseLong(kv[1].substring(0, kv[1].length() - 3).trim()));
             }
         }
-        assertThat(fields).as("an smaps entry for address %x", address).isNotNull();
         return fields;
     }
 }

@@ -184,17 +184,39 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     }
 
     /**
-     * {@code n} bytes of private memory, made in the call and freed once the copy is unreachable
-     * ({@link AnonymousMemory}), in 2 MiB pages where the host offers them ({@link #PAGES}); null
-     * when the system refuses them.
+     * {@code n} bytes of private memory, zeroed, freed once the copy is unreachable ({@link
+     * AnonymousMemory}), in 2 MiB pages where the host offers them ({@link #PAGES}); null when the
+     * system refuses them. A copy of at least 2 MiB has memory of its own, made in the call; a
+     * smaller one (every matrix of the 135M shape) could hold no huge page alone, so in 2 MiB
+     * pages the small copies share slabs ({@link #SLAB} bytes, each copy on a page of its own
+     * start), whose pages come with the copies' writes and which are freed when all their copies
+     * are unreachable.
      */
     static MemorySegment memory(long n) {
         try {
+            if (PAGES == AnonymousMemory.Pages.HUGE && n < AnonymousMemory.HUGE_PAGE) {
+                synchronized (RowLanes.class) {
+                    if (slab == null || slabUsed + n > slab.byteSize()) {
+                        slab = AnonymousMemory.allocate(SLAB, Arena.ofAuto(), false, PAGES);
+                        slabUsed = 0;
+                        if (slab == null) return null;
+                    }
+                    MemorySegment seg = slab.asSlice(slabUsed, n);
+                    slabUsed = (slabUsed + n + PAGE - 1) & -PAGE;
+                    return seg;
+                }
+            }
             return AnonymousMemory.allocate(n, Arena.ofAuto(), true, PAGES);
         } catch (OutOfMemoryError e) {
             return null;   // a platform without mmap: the arena's allocation failed
         }
     }
+
+    /** The slab small copies are cut from ({@link #memory}), and the bytes of it already cut. */
+    private static MemorySegment slab;
+    private static long slabUsed;
+    /** A slab's bytes (sixteen 2 MiB pages), and the base page each copy in it starts on. */
+    static final long SLAB = 32L << 20, PAGE = 4096;
 
     /** Rows in whole groups. */
     final int groupedRows() {

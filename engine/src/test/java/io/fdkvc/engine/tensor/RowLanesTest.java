@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fdkvc.core.InputException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Random;
 import net.jqwik.api.ForAll;
@@ -27,6 +28,28 @@ class RowLanesTest {
     @Test
     void theRearrangedKernelsRunWhereTheVectorsSuitThem() {
         assertThat(RowLanes.ENABLED).isEqualTo(L >= 8 && System.getProperty("fdkvc.rowLanes") == null);
+    }
+
+    /**
+     * The copies' memory ({@link RowLanes#memory}) in the default 2 MiB pages: a copy of 2 MiB or
+     * more starts on a 2 MiB boundary; smaller ones are cut from a shared slab, each on a base page
+     * of its own start and past the one before (or at the start of a new slab), zeroed and apart.
+     */
+    @Test
+    void copiesStartWhereTheirPagesCanBeHuge() {
+        if (System.getProperty("fdkvc.hugePages") == null) assertThat(RowLanes.PAGES).as("the default pages").isEqualTo(AnonymousMemory.Pages.HUGE);
+        if (RowLanes.PAGES != AnonymousMemory.Pages.HUGE) return;
+        MemorySegment big = RowLanes.memory(3L << 20);
+        assertThat(big.address() % AnonymousMemory.HUGE_PAGE).as("a large copy's start in its 2 MiB").isZero();
+        MemorySegment a = RowLanes.memory(5000), b = RowLanes.memory(100);
+        assertThat(a.byteSize()).isEqualTo(5000);
+        assertThat(b.byteSize()).isEqualTo(100);
+        assertThat(a.address() % RowLanes.PAGE).isZero();
+        assertThat(b.address() == a.address() + 2 * RowLanes.PAGE || b.address() % AnonymousMemory.HUGE_PAGE == 0)
+                .as("the second small copy at the first's next page (%x after %x), or at a new slab", b.address(), a.address()).isTrue();
+        for (long i = 0; i < a.byteSize(); i++) assertThat(a.get(ValueLayout.JAVA_BYTE, i)).isZero();
+        a.fill((byte) 7);
+        for (long i = 0; i < b.byteSize(); i++) assertThat(b.get(ValueLayout.JAVA_BYTE, i)).as("b's byte %d after a is written", i).isZero();
     }
 
     /**

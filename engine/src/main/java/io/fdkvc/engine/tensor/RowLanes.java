@@ -190,7 +190,8 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
      * smaller one (every matrix of the 135M shape) could hold no huge page alone, so in 2 MiB
      * pages the small copies share slabs ({@link #SLAB} bytes, each copy on a page of its own
      * start), whose pages come with the copies' writes and which are freed when all their copies
-     * are unreachable.
+     * are unreachable and, for the slab still being cut, once the next one replaces it: until
+     * then its written pages stay, at most 32 MiB.
      */
     static MemorySegment memory(long n) {
         try {

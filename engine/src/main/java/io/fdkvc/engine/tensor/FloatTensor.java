@@ -353,12 +353,12 @@ public abstract class FloatTensor {
     }
 
     /**
-     * Reads the system properties that choose the decode kernels ({@code fdkvc.rowLanes}, {@code
-     * fdkvc.int8Activations}) on the calling thread: a bad value throws its {@link InputException}
+     * Reads the system properties that choose the decode kernels and their copies' memory ({@code
+     * fdkvc.rowLanes}, {@code fdkvc.int8Activations}, {@code fdkvc.hugePages}) on the calling thread: a bad value throws its {@link InputException}
      * (in the class's initialisation error) here, where a caller can report it.
      */
     public static void checkKernelProperties() {
-        boolean read = RowLanes.ENABLED || RowLanes.INT8_ACTIVATIONS;   // the first read initialises RowLanes, which parses both
+        boolean read = RowLanes.ENABLED || RowLanes.INT8_ACTIVATIONS;   // the first read initialises RowLanes, which parses all three
     }
 
     /** A boolean system property's value: "true" or "false" (any case), {@code byDefault} when unset. */

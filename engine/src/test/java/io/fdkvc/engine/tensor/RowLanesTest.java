@@ -237,7 +237,7 @@ class RowLanesTest {
      */
     @Test
     void aBadKernelPropertyFailsWhereItIsChecked() throws Exception {
-        for (String property : new String[] {"fdkvc.int8Activations", "fdkvc.rowLanes"}) {
+        for (String property : new String[] {"fdkvc.int8Activations", "fdkvc.rowLanes", "fdkvc.hugePages"}) {
             String out = ChildJvm.run(120, List.of("-D" + property + "=maybe"), RowLanesTest.class, "check").output();
             assertThat(out).as(property).contains("InputException: system property " + property + " must be true or false, got 'maybe'");
         }

@@ -17,8 +17,8 @@ import java.util.Locale;
  */
 public final class AnonymousMemory {
     private static final int PROT_READ_WRITE = 0x1 | 0x2, MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20, MADV_HUGEPAGE = 14, MADV_NOHUGEPAGE = 15, MADV_POPULATE_WRITE = 23;
-    /** A transparent huge page's size on x86-64 and on arm64 with 4 KiB base pages. */
-    static final long HUGE_PAGE = 2L << 20;
+    /** A base page's size, and a transparent huge page's, on x86-64 and on arm64 with 4 KiB base pages. */
+    static final long PAGE = 4096, HUGE_PAGE = 2L << 20;
     private static final MethodHandle MMAP, MADVISE, MUNMAP;
 
     static {
@@ -76,7 +76,7 @@ public final class AnonymousMemory {
      * start on a 2 MiB boundary; less than 2 MiB could hold no huge page and is reserved as is.
      */
     public static MemorySegment allocate(long n, Arena arena, boolean populate, Pages pages) {
-        if (MMAP == null) return arena.allocate(n, 4096);
+        if (MMAP == null) return arena.allocate(n, PAGE);
         boolean align = pages == Pages.HUGE && n >= HUGE_PAGE;
         long len = align ? n + HUGE_PAGE : n;
         MemorySegment raw;

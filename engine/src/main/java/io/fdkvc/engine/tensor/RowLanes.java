@@ -203,7 +203,7 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
                         if (slab == null) return null;
                     }
                     MemorySegment seg = slab.asSlice(slabUsed, n);
-                    slabUsed = (slabUsed + n + PAGE - 1) & -PAGE;
+                    slabUsed = (slabUsed + n + AnonymousMemory.PAGE - 1) & -AnonymousMemory.PAGE;
                     return seg;
                 }
             }
@@ -216,8 +216,8 @@ abstract sealed class RowLanes permits Int8RowLanes, Q8_0RowLanes {
     /** The slab small copies are cut from ({@link #memory}), and the bytes of it already cut. */
     private static MemorySegment slab;
     private static long slabUsed;
-    /** A slab's bytes (sixteen 2 MiB pages), and the base page each copy in it starts on. */
-    static final long SLAB = 32L << 20, PAGE = 4096;
+    /** A slab's bytes (sixteen 2 MiB pages). */
+    static final long SLAB = 32L << 20;
 
     /** Rows in whole groups. */
     final int groupedRows() {

@@ -44,8 +44,8 @@ class RowLanesTest {
         MemorySegment a = RowLanes.memory(5000), b = RowLanes.memory(100);
         assertThat(a.byteSize()).isEqualTo(5000);
         assertThat(b.byteSize()).isEqualTo(100);
-        assertThat(a.address() % RowLanes.PAGE).isZero();
-        assertThat(b.address() == a.address() + 2 * RowLanes.PAGE || b.address() % AnonymousMemory.HUGE_PAGE == 0)
+        assertThat(a.address() % AnonymousMemory.PAGE).isZero();
+        assertThat(b.address() == a.address() + 2 * AnonymousMemory.PAGE || b.address() % AnonymousMemory.HUGE_PAGE == 0)
                 .as("the second small copy at the first's next page (%x after %x), or at a new slab", b.address(), a.address()).isTrue();
         for (long i = 0; i < a.byteSize(); i++) assertThat(a.get(ValueLayout.JAVA_BYTE, i)).isZero();
         a.fill((byte) 7);

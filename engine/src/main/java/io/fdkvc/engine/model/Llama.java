@@ -106,7 +106,20 @@ public final class Llama implements AutoCloseable {
         KvCache rotating;
         /** the attention block in progress: conversations [conv0, conv0 + convs), tokens [from, from + block) of each */
         int conv0, convs, from, block;
+        /** which rows the caller reads after the last layer: {@link #ALL_ROWS}, {@link #LAST_ROW} or {@link #NO_ROWS} */
+        int output;
     }
+
+    /*
+     * What a pass's last layer computes after its attention. Its keys and values (and the
+     * attention the policy observes) are needed for every row, but its output projection and
+     * feed-forward block only for the rows whose logits the caller reads: a prefill chunk's last
+     * row when it wants logits, no row when it does not. For Llama-3.2-1B that is 5.6% of a
+     * 64-token chunk's multiply-adds (the last of 16 layers' wo and feed-forward for 63 rows);
+     * llama.cpp skips the same rows. The kept row then goes through the batch-of-one products,
+     * as every decoded token does.
+     */
+    private static final int ALL_ROWS = 0, LAST_ROW = 1, NO_ROWS = 2;
 
     private final Pass pass = new Pass();
     private final KvCache[] chunkCache = new KvCache[1];
@@ -352,6 +365,16 @@ public final class Llama implements AutoCloseable {
      * turn first).
      */
     public float[] forward(KvCache cache, int[] tokens, int off, int n, boolean wantLogits) {
+        forwardChunk(cache, tokens, off, n, wantLogits ? LAST_ROW : NO_ROWS);
+        if (!wantLogits) return null;
+        parallel(1, lastRowNormPhase, dim);
+        shareBatch(normed, dim, 1);
+        parallelRows(vocab, classifierPhase, (long) vocab * dim);
+        return logits;
+    }
+
+    /** {@link #forward}'s pass over the chunk, its last layer computing the {@code output} rows ({@link #ALL_ROWS} ...). */
+    private void forwardChunk(KvCache cache, int[] tokens, int off, int n, int output) {
         if (n < 1 || n > maxBatch) throw new IllegalArgumentException("chunk of " + n + " tokens, limit " + maxBatch);
         if (n > cache.headroom()) throw new IllegalStateException("chunk of " + n + " tokens, turn headroom " + cache.headroom());
         checkShape(cache);
@@ -359,13 +382,8 @@ public final class Llama implements AutoCloseable {
         checkContext(cache, n);
         if (cache.positionMode() == PositionMode.ORIGINAL) for (LlamaRope r : ropes) r.window(cache.nextPosition(), n);
         chunkCache[0] = cache;
-        runLayers(chunkCache, 1, n);
+        runLayers(chunkCache, 1, n, output);
         cache.advance(n);
-        if (!wantLogits) return null;
-        parallel(1, lastRowNormPhase, dim);
-        shareBatch(normed, dim, 1);
-        parallelRows(vocab, classifierPhase, (long) vocab * dim);
-        return logits;
     }
 
     /**
@@ -376,7 +394,7 @@ public final class Llama implements AutoCloseable {
      * chunks through this method see the same arithmetic.
      */
     public float[] forwardEveryPosition(KvCache cache, int[] tokens, int off, int n) {
-        forward(cache, tokens, off, n, false);
+        forwardChunk(cache, tokens, off, n, ALL_ROWS);
         return logitsOfRows(n, n);
     }
 
@@ -407,14 +425,19 @@ public final class Llama implements AutoCloseable {
         // the new keys and the queries of caches in original mode rotate to their token's
         // position: the window holds those positions, one per such conversation
         if (original > 0) for (LlamaRope r : ropes) r.windowEach(originalPositions, original);
-        runLayers(caches, n, 1);
+        runLayers(caches, n, 1, ALL_ROWS);
         for (int b = 0; b < n; b++) caches[b].advance(1);
         // sized once for the largest batch, whatever the number of conversations in this step
         return logitsOfRows(n, maxBatch);
     }
 
-    /** Every layer over the pass's rows: {@code conversations} caches with {@code span} consecutive tokens each. */
-    private void runLayers(KvCache[] caches, int conversations, int span) {
+    /**
+     * Every layer over the pass's rows: {@code conversations} caches with {@code span} consecutive
+     * tokens each, the last layer's output for the {@code output} rows ({@link #ALL_ROWS} ...). With
+     * {@link #LAST_ROW} the last row ends in row 0 and {@code pass.rows} is 1.
+     */
+    private void runLayers(KvCache[] caches, int conversations, int span, int output) {
+        pass.output = output;
         pass.caches = caches;
         pass.conversations = conversations;
         pass.span = span;
@@ -456,6 +479,10 @@ public final class Llama implements AutoCloseable {
         }
         appendToCaches(l);
         attention(l);                                                        // attnOut
+        if (l == layers - 1 && pass.output != ALL_ROWS) {
+            if (pass.output == NO_ROWS) return;
+            n = keepLastRow();
+        }
         shareBatch(attnOut, qDim, n);
         parallelRows(dim, outputProjPhase, (long) dim * qDim * n);           // blockOut = wo . attnOut
         addResidual(weights.postAttnNorm(), l, n);                           // residual += [rmsnorm](blockOut)
@@ -468,6 +495,20 @@ public final class Llama implements AutoCloseable {
         shareBatch(gate, hidden, n);
         parallelRows(dim, ffnDownPhase, (long) dim * hidden * n);            // blockOut = down . gate
         addResidual(weights.postFfnNorm(), l, n);                            // residual += [rmsnorm](blockOut)
+    }
+
+    /**
+     * The last layer's rows reduced to the pass's last: its attention output and residual moved to
+     * row 0, the rows after the attention one; returns that count (1).
+     */
+    private int keepLastRow() {
+        int last = pass.rows - 1;
+        if (last > 0) {
+            System.arraycopy(attnOut, last * qDim, attnOut, 0, qDim);
+            System.arraycopy(residual, last * dim, residual, 0, dim);
+            pass.rows = 1;
+        }
+        return 1;
     }
 
     /** The residual add of a block's output, normalised first where the architecture normalises after the block. */

@@ -141,6 +141,58 @@ class LlamaForwardTest {
         }
     }
 
+    /**
+     * {@link Llama#forward} runs the last layer's output projection and feed-forward block only
+     * for the rows whose logits it returns (the chunk's last, or none without logits): every
+     * layer's keys and values are still the bits that computing every row stores ({@link
+     * Llama#forwardEveryPosition}), chunk after chunk, under a policy that observes attention;
+     * and the logits of the last row are its prediction, as the naive reference makes it.
+     */
+    @ParameterizedTest(name = "{0} batch {1} threads {2}")
+    @CsvSource({"llama, 12, 2", "qwen2, 7, 1", "llama, 40, 2"})
+    void theLastLayerComputesOnlyTheRowsReadAndStoresTheSameCache(String arch, int batch, int threads) {
+        LlamaConfig c = config(arch, 64, 4, 2, 96, "none");
+        LlamaWeights w = NaiveLlama.randomWeights(c, 13, arch.equals("qwen2"));
+        NaiveLlama ref = new NaiveLlama(c, w);
+        int[] tokens = randomTokens(40, c.vocabSize(), 17);
+        int vocab = c.vocabSize();
+        try (Llama llama = new Llama(c, w, batch, threads)) {
+            KvCache skipping = llama.newCache(PolicyRegistry.spec("fdkvc", 64), 64, PositionMode.CACHE);
+            KvCache every = llama.newCache(PolicyRegistry.spec("fdkvc", 64), 64, PositionMode.CACHE);
+            assertThat(skipping.observing()).as("the policy reads the last layer's attention of every row").isTrue();
+            double[] want = null;
+            for (int off = 0; off < tokens.length; off += batch) {
+                int n = Math.min(batch, tokens.length - off);
+                boolean last = off + n == tokens.length;
+                for (int t = off; t < off + n; t++) want = ref.next(tokens[t]);
+                float[] got = llama.forward(skipping, tokens, off, n, last);
+                float[] rows = llama.forwardEveryPosition(every, tokens, off, n);
+                if (last) {
+                    assertThat(maxRelativeError(got, want)).isLessThan(2e-5);
+                    assertThat(maxRelativeError(got, toDoubles(rows, (n - 1) * vocab, vocab))).isLessThan(2e-5);
+                } else {
+                    assertThat(got).isNull();
+                }
+                for (int l = 0; l < c.layers(); l++) {
+                    for (int h = 0; h < c.kvHeads(); h++) {
+                        var a = skipping.stream(l, h);
+                        var b = every.stream(l, h);
+                        int size = a.size() * c.headDim();
+                        assertThat(a.size()).isEqualTo(b.size());
+                        assertThat(java.util.Arrays.copyOf(a.keys(), size)).as("layer %d head %d keys", l, h).isEqualTo(java.util.Arrays.copyOf(b.keys(), size));
+                        assertThat(java.util.Arrays.copyOf(a.values(), size)).as("layer %d head %d values", l, h).isEqualTo(java.util.Arrays.copyOf(b.values(), size));
+                    }
+                }
+            }
+        }
+    }
+
+    private static double[] toDoubles(float[] a, int off, int n) {
+        double[] d = new double[n];
+        for (int i = 0; i < n; i++) d[i] = a[off + i];
+        return d;
+    }
+
     @Test
     void refusesWeightsOfTheWrongShape() {
         LlamaConfig c = config("llama", 64, 8, 4, 96, "none");

@@ -115,6 +115,22 @@ class LlamaForwardTest {
         return logits;
     }
 
+    /** A random model of dim 64, 4 heads over 2 KV heads and hidden 96, and 40 random tokens for it. */
+    private record SmallModel(LlamaConfig config, LlamaWeights weights, int[] tokens) {
+        static SmallModel of(String arch, long weightSeed, long tokenSeed) {
+            LlamaConfig c = LlamaForwardTest.config(arch, 64, 4, 2, 96, "none");
+            return new SmallModel(c, NaiveLlama.randomWeights(c, weightSeed, arch.equals("qwen2")), randomTokens(40, c.vocabSize(), tokenSeed));
+        }
+
+        NaiveLlama reference() {
+            return new NaiveLlama(config, weights);
+        }
+
+        Llama llama(int batch, int threads) {
+            return new Llama(config, weights, batch, threads);
+        }
+    }
+
     /**
      * {@link Llama#forwardEveryPosition}: each row of a chunk's logits is the prediction after that
      * row's token, as the naive reference computes it one token at a time, chunk after chunk.
@@ -122,12 +138,11 @@ class LlamaForwardTest {
     @ParameterizedTest(name = "{0} batch {1} threads {2} positions {3}")
     @CsvSource({"llama, 8, 1, cache", "qwen2, 13, 2, original", "llama, 40, 2, original"})
     void everyPositionOfAChunkHasItsLogits(String arch, int batch, int threads, String positions) {
-        LlamaConfig c = config(arch, 64, 4, 2, 96, "none");
-        LlamaWeights w = NaiveLlama.randomWeights(c, 5, arch.equals("qwen2"));
-        NaiveLlama ref = new NaiveLlama(c, w);
-        int[] tokens = randomTokens(40, c.vocabSize(), 9);
-        int vocab = c.vocabSize();
-        try (Llama llama = new Llama(c, w, batch, threads)) {
+        SmallModel m = SmallModel.of(arch, 5, 9);
+        NaiveLlama ref = m.reference();
+        int[] tokens = m.tokens();
+        int vocab = m.config().vocabSize();
+        try (Llama llama = m.llama(batch, threads)) {
             KvCache cache = llama.newCache(PolicyRegistry.spec("full", 8), 64, PositionMode.parse(positions));
             for (int off = 0; off < tokens.length; off += batch) {
                 int n = Math.min(batch, tokens.length - off);
@@ -151,12 +166,12 @@ class LlamaForwardTest {
     @ParameterizedTest(name = "{0} batch {1} threads {2}")
     @CsvSource({"llama, 12, 2", "qwen2, 7, 1", "llama, 40, 2"})
     void theLastLayerComputesOnlyTheRowsReadAndStoresTheSameCache(String arch, int batch, int threads) {
-        LlamaConfig c = config(arch, 64, 4, 2, 96, "none");
-        LlamaWeights w = NaiveLlama.randomWeights(c, 13, arch.equals("qwen2"));
-        NaiveLlama ref = new NaiveLlama(c, w);
-        int[] tokens = randomTokens(40, c.vocabSize(), 17);
+        SmallModel m = SmallModel.of(arch, 13, 17);
+        LlamaConfig c = m.config();
+        NaiveLlama ref = m.reference();
+        int[] tokens = m.tokens();
         int vocab = c.vocabSize();
-        try (Llama llama = new Llama(c, w, batch, threads)) {
+        try (Llama llama = m.llama(batch, threads)) {
             KvCache skipping = llama.newCache(PolicyRegistry.spec("fdkvc", 64), 64, PositionMode.CACHE);
             KvCache every = llama.newCache(PolicyRegistry.spec("fdkvc", 64), 64, PositionMode.CACHE);
             assertThat(skipping.observing()).as("the policy reads the last layer's attention of every row").isTrue();

@@ -114,10 +114,10 @@ public final class Llama implements AutoCloseable {
      * What a pass's last layer computes after its attention. Its keys and values (and the
      * attention the policy observes) are needed for every row, but its output projection and
      * feed-forward block only for the rows whose logits the caller reads: a prefill chunk's last
-     * row when it wants logits, no row when it does not. For Llama-3.2-1B that is 5.6% of a
+     * row when it wants logits, no row when it does not. For Llama-3.2-1B that is 5.5% of a
      * 64-token chunk's multiply-adds (the last of 16 layers' wo and feed-forward for 63 rows);
-     * llama.cpp skips the same rows. The kept row then goes through the batch-of-one products,
-     * as every decoded token does.
+     * llama.cpp skips those rows' feed-forward (its wo runs for every row). The kept row then
+     * goes through the batch-of-one products, as every decoded token does.
      */
     private static final int ALL_ROWS = 0, LAST_ROW = 1, NO_ROWS = 2;
 
@@ -362,7 +362,8 @@ public final class Llama implements AutoCloseable {
      * Processes {@code tokens[off .. off+n)} at the cache's next positions, appending them to the
      * turn in progress; returns the logits of the last token when {@code wantLogits}, else null.
      * {@code n} must not exceed {@link #maxBatch()} nor the cache's headroom (the caller ends the
-     * turn first).
+     * turn first). The last layer's output projection and feed-forward run for the last token
+     * only, or for none without logits ({@link #ALL_ROWS}'s comment).
      */
     public float[] forward(KvCache cache, int[] tokens, int off, int n, boolean wantLogits) {
         forwardChunk(cache, tokens, off, n, wantLogits ? LAST_ROW : NO_ROWS);

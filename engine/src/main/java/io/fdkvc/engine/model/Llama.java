@@ -363,7 +363,7 @@ public final class Llama implements AutoCloseable {
      * turn in progress; returns the logits of the last token when {@code wantLogits}, else null.
      * {@code n} must not exceed {@link #maxBatch()} nor the cache's headroom (the caller ends the
      * turn first). The last layer's output projection and feed-forward run for the last token
-     * only, or for none without logits ({@link #ALL_ROWS}'s comment).
+     * only, or for none without logits: work whose rows nobody reads.
      */
     public float[] forward(KvCache cache, int[] tokens, int off, int n, boolean wantLogits) {
         forwardChunk(cache, tokens, off, n, wantLogits ? LAST_ROW : NO_ROWS);

@@ -1,6 +1,5 @@
 package io.fdkvc.bench;
 
-import io.fdkvc.engine.model.Llama;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -12,11 +11,11 @@ import org.openjdk.jmh.annotations.Setup;
 /**
  * The attention's weighted values for the four query heads of one KV group (the Llama-3.2-1B
  * shape: heads of 64 floats, groups of four) over a stream of {@code entries} values: each head
- * through {@code Llama.weightedValues} alone, against the heads in pairs through
- * {@code Llama.weightedValuesPair}, which loads each value vector once for two heads. The kernels
- * are package-private in {@code engine.model}; rather than a class in the engine's package here
- * (a split package), they are reached through a private lookup into {@link Llama}, which the class
- * path allows. A {@code static final} method handle called with {@code invokeExact} compiles to a
+ * through {@code AttentionKernels.weightedValues} alone, against the heads in pairs through
+ * {@code AttentionKernels.weightedValuesPair}, which loads each value vector once for two heads.
+ * The kernels and their class are package-private in {@code engine.model}; rather than a class in
+ * the engine's package here (a split package), they are reached through a private lookup into
+ * that class, which the class path allows. A {@code static final} method handle called with {@code invokeExact} compiles to a
  * direct call, so the benchmark measures the kernels, not the lookup.
  */
 public class AttentionValuesBenchmark extends ShortRunDefaults {
@@ -31,12 +30,16 @@ public class AttentionValuesBenchmark extends ShortRunDefaults {
 
     private float[] values, weights, out;
 
+    /** The engine's class of attention kernels (package-private, so named here). */
+    static final String KERNELS = "io.fdkvc.engine.model.AttentionKernels";
+
     private static MethodHandle kernel(String name, Class<?>... parameters) {
         try {
-            return MethodHandles.privateLookupIn(Llama.class, MethodHandles.lookup())
-                    .findStatic(Llama.class, name, MethodType.methodType(void.class, parameters));
+            Class<?> kernels = Class.forName(KERNELS);
+            return MethodHandles.privateLookupIn(kernels, MethodHandles.lookup())
+                    .findStatic(kernels, name, MethodType.methodType(void.class, parameters));
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("Llama." + name + " changed its signature; update this benchmark", e);
+            throw new IllegalStateException(KERNELS + "." + name + " is gone or changed its signature; update this benchmark", e);
         }
     }
 

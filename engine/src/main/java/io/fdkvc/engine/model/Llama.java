@@ -482,7 +482,8 @@ public final class Llama implements AutoCloseable {
         attention(l);                                                        // attnOut
         if (l == layers - 1 && pass.output != ALL_ROWS) {
             if (pass.output == NO_ROWS) return;
-            n = keepLastRow();
+            keepLastRow();
+            n = 1;
         }
         shareBatch(attnOut, qDim, n);
         parallelRows(dim, outputProjPhase, (long) dim * qDim * n);           // blockOut = wo . attnOut
@@ -499,17 +500,15 @@ public final class Llama implements AutoCloseable {
     }
 
     /**
-     * The last layer's rows reduced to the pass's last: its attention output and residual moved to
-     * row 0, the rows after the attention one; returns that count (1).
+     * Makes the pass one row, its last, for the rest of the last layer: that row's attention output
+     * and residual stream moved to row 0 (nothing to move in a pass of one row: a decode step).
      */
-    private int keepLastRow() {
+    private void keepLastRow() {
         int last = pass.rows - 1;
-        if (last > 0) {
-            System.arraycopy(attnOut, last * qDim, attnOut, 0, qDim);
-            System.arraycopy(residual, last * dim, residual, 0, dim);
-            pass.rows = 1;
-        }
-        return 1;
+        if (last == 0) return;
+        System.arraycopy(attnOut, last * qDim, attnOut, 0, qDim);
+        System.arraycopy(residual, last * dim, residual, 0, dim);
+        pass.rows = 1;
     }
 
     /** The residual add of a block's output, normalised first where the architecture normalises after the block. */

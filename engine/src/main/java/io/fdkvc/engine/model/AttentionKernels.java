@@ -3,6 +3,7 @@ package io.fdkvc.engine.model;
 import io.fdkvc.engine.cache.KvCache;
 import io.fdkvc.engine.tensor.Simd;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -95,6 +96,113 @@ final class AttentionKernels {
             a0.intoArray(sc, so + i);
             b0.intoArray(sc, so2 + i);
         }
+    }
+
+    /**
+     * Whether {@link #scoresEight} runs: its 24 accumulators and three key vectors need AVX-512's
+     * 32 vector registers (with AVX2's 16 they would spill).
+     */
+    static final boolean EIGHT_QUERIES = S.length() >= 16;
+
+    /**
+     * {@link #scores} for eight queries over the same keys, query j at {@code q[j * hd ..]}:
+     * sc[rows[j] + i] = q_j . key i for every i in the tiles that hold the first {@code count} keys
+     * (a query that sees fewer keys gets scores past its own count, which its caller does not
+     * read; rows are whole tiles long). A small matrix product: per component d, three tiles of
+     * keys (48 keys) are loaded once and multiplied by the eight queries' broadcast components,
+     * 24 accumulators in registers, so each key vector read from the caches feeds eight FMAs
+     * where {@link #scoresPair} feeds two. Every score is still one FMA chain over d = 0 .. hd-1
+     * from zero, the same bits as {@link #scores}.
+     */
+    static void scoresEight(float[] q, float[] tiles, int hd, int count, float[] sc, int[] rows) {
+        int T = KvCache.KEY_TILE, tileFloats = T * hd, n = (count + T - 1) / T, t = 0;
+        int q1 = hd, q2 = 2 * hd, q3 = 3 * hd, q4 = 4 * hd, q5 = 5 * hd, q6 = 6 * hd, q7 = 7 * hd;
+        for (; t + 3 <= n; t += 3) {
+            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, b0 = a0, b1 = a0, b2 = a0, c0 = a0, c1 = a0, c2 = a0;
+            FloatVector d0 = a0, d1 = a0, d2 = a0, e0 = a0, e1 = a0, e2 = a0, f0 = a0, f1 = a0, f2 = a0;
+            FloatVector g0 = a0, g1 = a0, g2 = a0, h0 = a0, h1 = a0, h2 = a0;
+            for (int d = 0, p = t * tileFloats; d < hd; d++, p += T) {
+                FloatVector k0 = FloatVector.fromArray(S, tiles, p), k1 = FloatVector.fromArray(S, tiles, p + tileFloats);
+                FloatVector k2 = FloatVector.fromArray(S, tiles, p + 2 * tileFloats);
+                FloatVector x = FloatVector.broadcast(S, q[d]);
+                a0 = k0.fma(x, a0); a1 = k1.fma(x, a1); a2 = k2.fma(x, a2);
+                x = FloatVector.broadcast(S, q[q1 + d]);
+                b0 = k0.fma(x, b0); b1 = k1.fma(x, b1); b2 = k2.fma(x, b2);
+                x = FloatVector.broadcast(S, q[q2 + d]);
+                c0 = k0.fma(x, c0); c1 = k1.fma(x, c1); c2 = k2.fma(x, c2);
+                x = FloatVector.broadcast(S, q[q3 + d]);
+                d0 = k0.fma(x, d0); d1 = k1.fma(x, d1); d2 = k2.fma(x, d2);
+                x = FloatVector.broadcast(S, q[q4 + d]);
+                e0 = k0.fma(x, e0); e1 = k1.fma(x, e1); e2 = k2.fma(x, e2);
+                x = FloatVector.broadcast(S, q[q5 + d]);
+                f0 = k0.fma(x, f0); f1 = k1.fma(x, f1); f2 = k2.fma(x, f2);
+                x = FloatVector.broadcast(S, q[q6 + d]);
+                g0 = k0.fma(x, g0); g1 = k1.fma(x, g1); g2 = k2.fma(x, g2);
+                x = FloatVector.broadcast(S, q[q7 + d]);
+                h0 = k0.fma(x, h0); h1 = k1.fma(x, h1); h2 = k2.fma(x, h2);
+            }
+            int i = t * T, r = rows[0] + i;
+            a0.intoArray(sc, r); a1.intoArray(sc, r + T); a2.intoArray(sc, r + 2 * T);
+            r = rows[1] + i;
+            b0.intoArray(sc, r); b1.intoArray(sc, r + T); b2.intoArray(sc, r + 2 * T);
+            r = rows[2] + i;
+            c0.intoArray(sc, r); c1.intoArray(sc, r + T); c2.intoArray(sc, r + 2 * T);
+            r = rows[3] + i;
+            d0.intoArray(sc, r); d1.intoArray(sc, r + T); d2.intoArray(sc, r + 2 * T);
+            r = rows[4] + i;
+            e0.intoArray(sc, r); e1.intoArray(sc, r + T); e2.intoArray(sc, r + 2 * T);
+            r = rows[5] + i;
+            f0.intoArray(sc, r); f1.intoArray(sc, r + T); f2.intoArray(sc, r + 2 * T);
+            r = rows[6] + i;
+            g0.intoArray(sc, r); g1.intoArray(sc, r + T); g2.intoArray(sc, r + 2 * T);
+            r = rows[7] + i;
+            h0.intoArray(sc, r); h1.intoArray(sc, r + T); h2.intoArray(sc, r + 2 * T);
+        }
+        for (; t < n; t++) {
+            FloatVector a = FloatVector.zero(S), b = a, c = a, d0 = a, e = a, f = a, g = a, h = a;
+            for (int d = 0, p = t * tileFloats; d < hd; d++, p += T) {
+                FloatVector k = FloatVector.fromArray(S, tiles, p);
+                a = k.fma(FloatVector.broadcast(S, q[d]), a);
+                b = k.fma(FloatVector.broadcast(S, q[q1 + d]), b);
+                c = k.fma(FloatVector.broadcast(S, q[q2 + d]), c);
+                d0 = k.fma(FloatVector.broadcast(S, q[q3 + d]), d0);
+                e = k.fma(FloatVector.broadcast(S, q[q4 + d]), e);
+                f = k.fma(FloatVector.broadcast(S, q[q5 + d]), f);
+                g = k.fma(FloatVector.broadcast(S, q[q6 + d]), g);
+                h = k.fma(FloatVector.broadcast(S, q[q7 + d]), h);
+            }
+            int i = t * T;
+            a.intoArray(sc, rows[0] + i); b.intoArray(sc, rows[1] + i); c.intoArray(sc, rows[2] + i); d0.intoArray(sc, rows[3] + i);
+            e.intoArray(sc, rows[4] + i); f.intoArray(sc, rows[5] + i); g.intoArray(sc, rows[6] + i); h.intoArray(sc, rows[7] + i);
+        }
+    }
+
+    /**
+     * sc[so + i] = sc[so + i] * scale (+ bias[i] where bias is not null) for i < count, vectorised;
+     * returns the max of the results. Each result is the scalar loop's float (one product, then
+     * one sum); the max is exact in any order, except that a NaN score makes it NaN (as it makes
+     * the row's softmax NaN either way).
+     */
+    static float scaleBiasMax(float[] sc, int so, int count, float scale, float[] bias) {
+        int i = 0;
+        float max = Float.NEGATIVE_INFINITY;
+        if (count >= S.length()) {
+            FloatVector m = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+            for (int up = S.loopBound(count); i < up; i += S.length()) {
+                FloatVector z = FloatVector.fromArray(S, sc, so + i).mul(scale);
+                if (bias != null) z = z.add(FloatVector.fromArray(S, bias, i));
+                z.intoArray(sc, so + i);
+                m = m.max(z);
+            }
+            max = m.reduceLanes(VectorOperators.MAX);
+        }
+        for (; i < count; i++) {
+            float z = sc[so + i] * scale;
+            if (bias != null) z += bias[i];
+            sc[so + i] = z;
+            max = Math.max(max, z);
+        }
+        return max;
     }
 
     /**

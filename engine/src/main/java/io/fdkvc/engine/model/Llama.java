@@ -4,6 +4,7 @@ import static io.fdkvc.engine.model.AttentionKernels.expInPlace;
 import static io.fdkvc.engine.model.AttentionKernels.geglu;
 import static io.fdkvc.engine.model.AttentionKernels.rmsnorm;
 import static io.fdkvc.engine.model.AttentionKernels.scores;
+import static io.fdkvc.engine.model.AttentionKernels.scoresEight;
 import static io.fdkvc.engine.model.AttentionKernels.scoresPair;
 import static io.fdkvc.engine.model.AttentionKernels.swiglu;
 import static io.fdkvc.engine.model.AttentionKernels.weightedValues;
@@ -78,11 +79,13 @@ public final class Llama implements AutoCloseable {
     private float[] rowLogits = new float[0];
     // attention scratch: one row of attention weights per (conversation, query head, token) unit
     // of the block in progress, with its softmax max and 1/sum; per worker a rotated query and
-    // its neighbour's, four reduction lanes, a group-mean row of weights (observation), a RoPE
-    // scratch and a rotated key before it goes into its tile
+    // its neighbour's, eight rotated queries with their units and counts (a prefill's scores),
+    // four reduction lanes, a group-mean row of weights (observation), a RoPE scratch and a
+    // rotated key before it goes into its tile
     private float[] att = new float[0];
     private final float[] unitMax, unitInv;
-    private final float[][] qrot, qrotNext, lanes, ropeScratch, keyRow;
+    private final float[][] qrot, qrotNext, qEight, lanes, ropeScratch, keyRow;
+    private final int[][] eightUnits, eightRows, eightCounts;
     private float[][] groupRow;
     private int scratchCap, attentionBlock;
     // keys to rotate in the layer in progress: stream h's entries [rotFrom[h], size), at
@@ -136,6 +139,7 @@ public final class Llama implements AutoCloseable {
     private final LlamaWorkers.Body ropePhase = this::ropeRange;
     private final LlamaWorkers.Body scoresPhase = this::scoresRange;
     private final LlamaWorkers.Body scoresPairPhase = this::scoresPairRange;
+    private final LlamaWorkers.Body scoresEightPhase = this::scoresEightRange;
     private final LlamaWorkers.Body valuesPhase = this::valuesRange;
     private final LlamaWorkers.Body observePhase = this::observeRange;
     private final LlamaWorkers.Body outputProjPhase = this::outputProjRange;
@@ -212,6 +216,10 @@ public final class Llama implements AutoCloseable {
         unitInv = new float[heads * maxBatch];
         qrot = new float[threads][headDim];
         qrotNext = new float[threads][headDim];
+        qEight = new float[threads][8 * headDim];
+        eightUnits = new int[threads][8];
+        eightRows = new int[threads][8];
+        eightCounts = new int[threads][8];
         lanes = new float[threads][4 * Simd.F.length()];
         groupRow = new float[threads][0];
         ropeScratch = new float[threads][headDim];
@@ -559,7 +567,9 @@ public final class Llama implements AutoCloseable {
                 pass.block = Math.min(tokenBlock, pass.span - from);
                 long work = keys * headDim * group * pass.convs * pass.block / pass.conversations;
                 int units = pass.convs * heads * pass.block;
-                parallel(units, pass.block > 1 ? scoresPairPhase : scoresPhase, work);
+                if (pass.block == 1) parallel(units, scoresPhase, work);
+                else if (AttentionKernels.EIGHT_QUERIES) parallel(kvHeads * eightRuns(), scoresEightPhase, work);
+                else parallel(units, scoresPairPhase, work);
                 parallel(units, valuesPhase, work);
                 if (observing) parallel(pass.convs * kvHeads, observePhase, work / headDim);
             }
@@ -732,7 +742,8 @@ public final class Llama implements AutoCloseable {
     }
 
     /**
-     * Phase 1 for a block of several tokens (prefill): a head's consecutive tokens t and t+1 read
+     * Phase 1 for a block of several tokens (prefill) where {@link #scoresEightRange} does not run
+     * (fewer than 32 vector registers): a head's consecutive tokens t and t+1 read
      * the same keys, t+1 one more of them, so they go through {@link AttentionKernels#scoresPair}
      * together, which loads each key tile once for both. Each score is the same FMA chain as in
      * {@link AttentionKernels#scores} (the same bits); token t's row gets one score past its count,
@@ -764,35 +775,75 @@ public final class Llama implements AutoCloseable {
         }
     }
 
+    /** Runs of eight queries per KV head in the attention block in progress (a prefill's): its group's query heads times its tokens, in eights. */
+    private int eightRuns() {
+        return (group * pass.block + 7) / 8;
+    }
+
+    /**
+     * Phase 1 for a block of several tokens (prefill) where {@link AttentionKernels#scoresEight}
+     * runs (AVX-512): a KV head's queries, (token, query head of the group) in that order, go in
+     * runs of eight through one small matrix product against the head's keys, each key vector
+     * loaded once for eight queries; in a 1B chunk that is two tokens' four heads a run. The
+     * queries of a run see different counts (a later token one more key each): the kernel computes
+     * every run's scores up to its last query's count, and each row is then read to its own count
+     * only. A run cut short by the block's end goes query by query through {@link
+     * AttentionKernels#scores}: the same bits either way.
+     */
+    private void scoresEightRange(int worker, int from, int to) {
+        // a prefill chunk: one cache (pass.convs == 1)
+        float[] qs = qEight[worker], qr = qrot[worker];
+        int[] units = eightUnits[worker], rows = eightRows[worker], counts = eightCounts[worker];
+        KvCache cache = pass.caches[0];
+        int nb = pass.block, l = pass.layer, perKv = group * nb, runs = eightRuns();
+        for (int r = from; r < to; r++) {
+            int kvh = r / runs, i0 = r % runs * 8, m = Math.min(8, perKv - i0);
+            KvStream s = cache.stream(l, kvh);
+            float[] keys = cache.rotatedKeys(l, kvh);
+            for (int j = 0; j < m; j++) {
+                int i = i0 + j, tb = i / group, h = kvh * group + i % group, t = pass.from + tb;
+                // token t sees the stream up to itself (every token of the pass is in it already)
+                int count = s.size() - (pass.span - 1 - t), u = h * nb + tb;
+                units[j] = u;
+                rows[j] = u * scratchCap;
+                counts[j] = count;
+                if (m == 8) rotateQuery(cache, s, 0, t, h, count - 1, qs, j * headDim, worker);
+                else {
+                    rotateQuery(cache, s, 0, t, h, count - 1, qr, worker);
+                    scores(qr, keys, headDim, count, att, rows[j]);
+                }
+            }
+            if (m == 8) scoresEight(qs, keys, headDim, counts[7], att, rows);
+            for (int j = 0; j < m; j++) scaleBiasMax(cache, s, units[j], counts[j]);
+        }
+    }
+
     /**
      * Conversation b's token t (its query in row b * span + t) for head h into dst, rotated to the
      * position of the stream's entry {@code self} (copied in a layer without RoPE), times the
      * attention temperature at its true position where the model has one.
      */
     private void rotateQuery(KvCache cache, KvStream s, int b, int t, int h, int self, float[] dst, int worker) {
+        rotateQuery(cache, s, b, t, h, self, dst, 0, worker);
+    }
+
+    /** {@link #rotateQuery} into {@code dst[dOff .. dOff + headDim)}. */
+    private void rotateQuery(KvCache cache, KvStream s, int b, int t, int h, int self, float[] dst, int dOff, int worker) {
         int src = (b * pass.span + t) * qDim + h * headDim;
         LlamaRope rope = layerRope[pass.layer];
-        if (rope == null) System.arraycopy(q, src, dst, 0, headDim);
-        else if (cache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, src, dst, 0, s.positions()[self], ropeScratch[worker]);
-        else rope.rotate(q, src, dst, 0, self);
+        if (rope == null) System.arraycopy(q, src, dst, dOff, headDim);
+        else if (cache.positionMode() == PositionMode.ORIGINAL) rope.rotateAt(q, src, dst, dOff, s.positions()[self], ropeScratch[worker]);
+        else rope.rotate(q, src, dst, dOff, self);
         if (temperature != null) {
             float f = temperature.at(s.positions()[self]);
-            if (f != 1f) for (int d = 0; d < headDim; d++) dst[d] *= f;
+            if (f != 1f) for (int d = 0; d < headDim; d++) dst[dOff + d] *= f;
         }
     }
 
     /** The unit's first {@code count} scores scaled, plus eq. 9's bias when the cache modulates; their max into unitMax. */
     private void scaleBiasMax(KvCache cache, KvStream s, int u, int count) {
-        boolean modulated = cache.modulated();
-        float[] row = att, bias = s.logitBias();
         int o = u * scratchCap;
-        float max = Float.NEGATIVE_INFINITY;
-        for (int i = 0; i < count; i++) {
-            float z = row[o + i] * attnScale;
-            if (modulated) z += bias[i];
-            row[o + i] = z;
-            if (z > max) max = z;
-        }
+        float max = AttentionKernels.scaleBiasMax(att, o, count, attnScale, cache.modulated() ? s.logitBias() : null);
         int window = layerWindow[pass.layer];
         if (window > 0) max = maskOutsideWindow(s, o, count, window);
         unitMax[u] = max;

@@ -9,11 +9,13 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 
 /**
- * Prefill's paired scores kernel ({@link AttentionKernels#scoresPair}) must give each query exactly the
- * scores the one-query kernel gives (the same FMA chains), so that pairing the tokens of a chunk
- * changes no bit of the logits; and it must not write outside the two rows' whole tiles. The
- * same for the values: two heads of a group through {@link AttentionKernels#weightedValuesPair} get the
- * bits that {@link AttentionKernels#weightedValues} gives each alone.
+ * The paired and eight-query scores kernels ({@link AttentionKernels#scoresPair}, {@link
+ * AttentionKernels#scoresEight}) must give each query exactly the scores the one-query kernel
+ * gives (the same FMA chains), so that grouping the queries of a chunk changes no bit of the
+ * logits; and they must not write outside their rows' whole tiles. The same for the values: two
+ * heads of a group through {@link AttentionKernels#weightedValuesPair} get the bits that {@link
+ * AttentionKernels#weightedValues} gives each alone. The vectorised scale, bias and max ({@link
+ * AttentionKernels#scaleBiasMax}) give the scalar loop's floats.
  */
 class AttentionScoresTest {
     @Property(tries = 200)
@@ -73,6 +75,68 @@ class AttentionScoresTest {
                 assertThat(Float.floatToRawIntBits(paired[i])).as("head %d, component %d, %d entries", (i - o) / hd + 1, (i - o) % hd, count)
                         .isEqualTo(Float.floatToRawIntBits(single[i]));
             }
+        }
+    }
+
+    @Property(tries = 200)
+    void eightQueriesScoresAreTheSingleScoresBitForBit(@ForAll @IntRange(min = 1, max = 300) int count,
+                                                       @ForAll @IntRange(min = 1, max = 3) int hdPairs,
+                                                       @ForAll long seed) {
+        int hd = 2 * hdPairs * 8, T = KvCache.KEY_TILE;
+        int tiles = (count + T - 1) / T, row = tiles * T;
+        Random r = new Random(seed);
+        float[] keys = new float[tiles * T * hd];
+        for (int i = 0; i < keys.length; i++) keys[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(8) - 4));
+        // eight queries side by side, as Llama rotates them into its scratch
+        float[] q = gaussian(r, 8 * hd);
+        // the eight rows in a shuffled order at offsets that are not tile-aligned, guard bands between them
+        int[] rows = new int[8], order = {5, 2, 7, 0, 3, 6, 1, 4};
+        int len = 3;
+        for (int j : order) {
+            rows[j] = len;
+            len += row + 1 + r.nextInt(5);
+        }
+        float[] single = new float[len], eight = new float[len];
+        java.util.Arrays.fill(eight, Float.NaN);
+        for (int j = 0; j < 8; j++) AttentionKernels.scores(java.util.Arrays.copyOfRange(q, j * hd, (j + 1) * hd), keys, hd, count, single, rows[j]);
+        AttentionKernels.scoresEight(q, keys, hd, count, eight, rows);
+        for (int j = 0; j < 8; j++) {
+            for (int i = 0; i < count; i++) {
+                assertThat(Float.floatToRawIntBits(eight[rows[j] + i])).as("query %d, key %d of %d", j, i, count)
+                        .isEqualTo(Float.floatToRawIntBits(single[rows[j] + i]));
+            }
+        }
+        for (int i = 0; i < len; i++) {
+            boolean inRow = false;
+            for (int j = 0; j < 8; j++) inRow |= i >= rows[j] && i < rows[j] + row;
+            if (!inRow) assertThat(eight[i]).as("index %d outside the rows' tiles", i).isNaN();
+        }
+    }
+
+    @Property(tries = 300)
+    void scaleBiasMaxIsTheScalarLoop(@ForAll @IntRange(min = 0, max = 100) int count, @ForAll boolean biased, @ForAll long seed) {
+        Random r = new Random(seed);
+        int so = r.nextInt(7), len = so + count + 5;
+        float[] sc = new float[len], bias = biased ? new float[count] : null;
+        for (int i = 0; i < len; i++) {
+            // signed zeros and infinities among the scores: the max of a row must not depend on their order
+            int kind = r.nextInt(12);
+            sc[i] = kind == 0 ? 0f : kind == 1 ? -0f : kind == 2 ? Float.NEGATIVE_INFINITY : (float) (r.nextGaussian() * 30);
+        }
+        if (biased) for (int i = 0; i < count; i++) bias[i] = r.nextInt(4) == 0 ? 0f : (float) r.nextGaussian();
+        float scale = 0.125f + r.nextFloat();
+        float[] want = sc.clone();
+        float wantMax = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < count; i++) {
+            float z = want[so + i] * scale;
+            if (biased) z += bias[i];
+            want[so + i] = z;
+            wantMax = Math.max(wantMax, z);
+        }
+        float max = AttentionKernels.scaleBiasMax(sc, so, count, scale, bias);
+        assertThat(max).isEqualTo(wantMax);
+        for (int i = 0; i < len; i++) {
+            assertThat(Float.floatToRawIntBits(sc[i])).as("index %d (row at %d, %d scores)", i, so, count).isEqualTo(Float.floatToRawIntBits(want[i]));
         }
     }
 

@@ -326,20 +326,20 @@ final class AttentionKernels {
     }
 
     /**
-     * a[o + i] = silu(a[o + i]) * b[o + i] = a / (1 + e^-a) * b for i < n, a vector at a time with
+     * a[ao + i] = silu(a[ao + i]) * b[bo + i] = a / (1 + e^-a) * b for i < n, a vector at a time with
      * {@link Simd#exp} (the scalar Math.exp loop held 9% of a prefill-heavy JFR profile's samples); the
      * row's last n % lanes units in scalar code.
      */
-    static void swiglu(float[] a, float[] b, int o, int n) {
+    static void swiglu(float[] a, int ao, float[] b, int bo, int n) {
         int i = 0;
         for (int up = S.loopBound(n); i < up; i += S.length()) {
-            FloatVector g = FloatVector.fromArray(S, a, o + i);
+            FloatVector g = FloatVector.fromArray(S, a, ao + i);
             FloatVector e = Simd.exp(g.neg());
-            g.div(e.add(1f)).mul(FloatVector.fromArray(S, b, o + i)).intoArray(a, o + i);
+            g.div(e.add(1f)).mul(FloatVector.fromArray(S, b, bo + i)).intoArray(a, ao + i);
         }
         for (; i < n; i++) {
-            float g = a[o + i];
-            a[o + i] = g / (1f + (float) Math.exp(-g)) * b[o + i];
+            float g = a[ao + i];
+            a[ao + i] = g / (1f + (float) Math.exp(-g)) * b[bo + i];
         }
     }
 
@@ -347,21 +347,21 @@ final class AttentionKernels {
     private static final float GELU_K = (float) (2 * Math.sqrt(2 / Math.PI)), GELU_C = 0.044715f;
 
     /**
-     * a[o + i] = gelu(a[o + i]) * b[o + i] for i < n, gelu in its tanh approximation (as ggml and
+     * a[ao + i] = gelu(a[ao + i]) * b[bo + i] for i < n, gelu in its tanh approximation (as ggml and
      * Gemma use it): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as the equal
      * x / (1 + e^-(2 sqrt(2/pi) (x + 0.044715 x^3))), a vector at a time with {@link Simd#exp}.
      */
-    static void geglu(float[] a, float[] b, int o, int n) {
+    static void geglu(float[] a, int ao, float[] b, int bo, int n) {
         int i = 0;
         for (int up = S.loopBound(n); i < up; i += S.length()) {
-            FloatVector g = FloatVector.fromArray(S, a, o + i);
+            FloatVector g = FloatVector.fromArray(S, a, ao + i);
             FloatVector inner = g.mul(g).mul(g).mul(GELU_C).add(g).mul(GELU_K);
             FloatVector e = Simd.exp(inner.neg());
-            g.div(e.add(1f)).mul(FloatVector.fromArray(S, b, o + i)).intoArray(a, o + i);
+            g.div(e.add(1f)).mul(FloatVector.fromArray(S, b, bo + i)).intoArray(a, ao + i);
         }
         for (; i < n; i++) {
-            float g = a[o + i], inner = (g * g * g * GELU_C + g) * GELU_K;
-            a[o + i] = g / (1f + (float) Math.exp(-inner)) * b[o + i];
+            float g = a[ao + i], inner = (g * g * g * GELU_C + g) * GELU_K;
+            a[ao + i] = g / (1f + (float) Math.exp(-inner)) * b[bo + i];
         }
     }
 

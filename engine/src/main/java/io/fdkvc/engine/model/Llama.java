@@ -103,8 +103,10 @@ public final class Llama implements AutoCloseable {
         int layer;
         /** the weights of the norm step in progress, and of the residual step's post-block norm (null: none) */
         float[] norm, postNorm;
-        /** whether the products of the step in progress read {@link #shared} (a transposed batch) */
+        /** whether the products of the step in progress read a transposed batch, {@link #batch} */
         boolean sharedBatch;
+        /** that batch: {@link #shared}, or the feed-forward's gate in its products' layout ({@link #gateT}) */
+        FloatTensor.TransposedBatch batch;
         /** the cache whose keys the rotation step rotates */
         KvCache rotating;
         /** the attention block in progress: conversations [conv0, conv0 + convs), tokens [from, from + block) of each */
@@ -128,6 +130,8 @@ public final class Llama implements AutoCloseable {
     private final KvCache[] chunkCache = new KvCache[1];
     // a prefill chunk's rows transposed once for the tiled products of the next phase
     private final FloatTensor.TransposedBatch shared = new FloatTensor.TransposedBatch();
+    // a tiled chunk's feed-forward gate and up rows as their products leave them, transposed
+    private final FloatTensor.TransposedBatch gateT = new FloatTensor.TransposedBatch(), upT = new FloatTensor.TransposedBatch();
 
     // Every step runs as a phase body, even the small ones that stay on the calling thread: a
     // body is called through parallel()'s megamorphic call, so C2 compiles it on its own instead
@@ -146,6 +150,7 @@ public final class Llama implements AutoCloseable {
     private final LlamaWorkers.Body residualPhase = this::residualRange;
     private final LlamaWorkers.Body ffnUpPhase = this::ffnUpRange;
     private final LlamaWorkers.Body activationPhase = this::activationRange;
+    private final LlamaWorkers.Body tiledActivationPhase = this::tiledActivationRange;
     private final LlamaWorkers.Body ffnDownPhase = this::ffnDownRange;
     private final LlamaWorkers.Body lastRowNormPhase = this::lastRowNormRange;
     private final LlamaWorkers.Body classifierPhase = this::classifierRange;
@@ -500,9 +505,19 @@ public final class Llama implements AutoCloseable {
         // feed-forward block
         norm(weights.ffnNorm()[l], n);                                       // normed = rmsnorm(residual)
         shareBatch(normed, dim, n);
-        parallelRows(hidden, ffnUpPhase, 2L * hidden * dim * n);             // gate, up
-        parallel(n, activationPhase, (long) n * hidden);                     // gate = silu|gelu(gate) * up
-        shareBatch(gate, hidden, n);
+        if (pass.sharedBatch) {
+            // tiled products: gate and up stay in the layout the products leave them in, the
+            // activation runs there, and the down projection reads the gate as its transposed
+            // batch (no scatter into rows, no transposition back)
+            gateT.resetOutput(n, hidden);
+            upT.resetOutput(n, hidden);
+            parallelRows(hidden, ffnUpPhase, 2L * hidden * dim * n);         // gate, up
+            parallel(hidden, tiledActivationPhase, (long) n * hidden);       // gate = silu|gelu(gate) * up
+            pass.batch = gateT;
+        } else {
+            parallelRows(hidden, ffnUpPhase, 2L * hidden * dim * n);         // gate, up
+            parallel(n, activationPhase, (long) n * hidden);                 // gate = silu|gelu(gate) * up
+        }
         parallelRows(dim, ffnDownPhase, (long) dim * hidden * n);            // blockOut = down . gate
         addResidual(weights.postFfnNorm(), l, n);                            // residual += [rmsnorm](blockOut)
     }
@@ -938,9 +953,18 @@ public final class Llama implements AutoCloseable {
         for (int i = from * dim, end = to * dim; i < end; i++) residual[i] += blockOut[i];
     }
 
-    /** The feed-forward's two up projections for the same rows (their product: {@link #activationRange}). */
+    /**
+     * The feed-forward's two up projections for the same rows (their product: {@link
+     * #activationRange}), into gate and up, or over a transposed batch into {@link #gateT} and
+     * {@link #upT} ({@link #tiledActivationRange}).
+     */
     private void ffnUpRange(int worker, int from, int to) {
         int l = pass.layer;
+        if (pass.sharedBatch) {
+            weights.wGate()[l].matmul(from, to, pass.batch, gateT);
+            weights.wUp()[l].matmul(from, to, pass.batch, upT);
+            return;
+        }
         product(weights.wGate()[l], from, to, normed, dim, pass.rows, gate, hidden);
         product(weights.wUp()[l], from, to, normed, dim, pass.rows, up, hidden);
     }
@@ -951,8 +975,22 @@ public final class Llama implements AutoCloseable {
      * is split into vectors the same way whatever the threads' row ranges were).
      */
     private void activationRange(int worker, int from, int to) {
-        if (gelu) for (int r = from; r < to; r++) geglu(gate, up, r * hidden, hidden);
-        else for (int r = from; r < to; r++) swiglu(gate, up, r * hidden, hidden);
+        if (gelu) for (int r = from; r < to; r++) geglu(gate, r * hidden, up, r * hidden, hidden);
+        else for (int r = from; r < to; r++) swiglu(gate, r * hidden, up, r * hidden, hidden);
+    }
+
+    /**
+     * {@link #activationRange} on the transposed gate and up ({@link #gateT}, {@link #upT}) for
+     * their columns (hidden units) [from, to): each tile's lanes of those columns, whole vectors.
+     * The lanes past the batch hold zeros (the products of the batch's zero padding) and stay so.
+     */
+    private void tiledActivationRange(int worker, int from, int to) {
+        float[] g = gateT.data(), u = upT.data();
+        int len = (to - from) * gateT.lanes();
+        for (int t = 0; t < gateT.tiles(); t++) {
+            if (gelu) geglu(g, gateT.at(t, from), u, upT.at(t, from), len);
+            else swiglu(g, gateT.at(t, from), u, upT.at(t, from), len);
+        }
     }
 
     /** The down projection: blockOut = down . gate. */
@@ -1006,6 +1044,7 @@ public final class Llama implements AutoCloseable {
     private void shareBatch(float[] src, int cols, int n) {
         pass.sharedBatch = FloatTensor.transposesBatch(n);
         if (!pass.sharedBatch) return;
+        pass.batch = shared;
         shared.reset(src, 0, cols, n, cols);
         parallel(cols, transposePhase, (long) cols * n);
     }
@@ -1016,7 +1055,7 @@ public final class Llama implements AutoCloseable {
 
     /** The phase's product of {@code m}'s rows [a, b) with the n rows of src (cols wide), into out. */
     private void product(FloatTensor m, int a, int b, float[] src, int cols, int n, float[] out, int width) {
-        if (pass.sharedBatch) m.matmul(a, b, shared, out, 0, width);
+        if (pass.sharedBatch) m.matmul(a, b, pass.batch, out, 0, width);
         else m.matmul(a, b, src, 0, cols, n, out, 0, width);
     }
 

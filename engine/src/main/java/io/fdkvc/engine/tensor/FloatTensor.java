@@ -100,7 +100,7 @@ public abstract class FloatTensor {
         TransposedBatch tb = SCRATCH.get().batch;
         tb.reset(x, xOff, xStride, batch, n);
         tb.transpose(0, n);
-        tiled(rowFrom, rowTo, tb, out, outOff, outStride);
+        tiled(rowFrom, rowTo, tb, out, outOff, outStride, null);
     }
 
     /**
@@ -111,7 +111,25 @@ public abstract class FloatTensor {
      */
     public final void matmul(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
         if (x.cols != cols()) throw new IllegalArgumentException("a batch of " + x.cols + " columns for a matrix of " + cols());
-        tiled(rowFrom, rowTo, x, out, outOff, outStride);
+        tiled(rowFrom, rowTo, x, out, outOff, outStride, null);
+    }
+
+    /**
+     * {@link #matmul(int, int, TransposedBatch, float[], int, int)} with the output laid out as a
+     * transposed batch: row r of this matrix and batch row b to out's column r of batch row b, the
+     * same floats, for rows [rowFrom, rowTo). The tiled product's accumulators already hold a
+     * block of rows for a tile of batch rows in that layout, so each block goes out as one
+     * contiguous copy instead of a scatter into the batch's rows, and a next product that reads the
+     * output (the feed-forward's down projection after its up projections) needs no transposition.
+     * The lanes past the batch get what the product of x's zero padding gives. {@code out} comes
+     * from {@link TransposedBatch#resetOutput} with x's batch and this matrix's rows as columns.
+     */
+    public final void matmul(int rowFrom, int rowTo, TransposedBatch x, TransposedBatch out) {
+        if (x.cols != cols()) throw new IllegalArgumentException("a batch of " + x.cols + " columns for a matrix of " + cols());
+        if (out.cols != rows() || out.batch != x.batch) {
+            throw new IllegalArgumentException("an output batch of " + out.batch + " x " + out.cols + " for " + x.batch + " rows times a matrix of " + rows() + " rows");
+        }
+        tiled(rowFrom, rowTo, x, null, 0, 0, out);
     }
 
     /**
@@ -123,9 +141,10 @@ public abstract class FloatTensor {
      * batch (2 MiB at 8192 columns) was read again for every panel. Each panel then keeps its
      * own accumulators between spans (in memory, as between column blocks), so every output is
      * the same FMA chain in the same column order whatever the spans; with one span, every panel
-     * reuses the first panel's.
+     * reuses the first panel's. The finished sums go to out's rows, or to {@code outT}'s columns
+     * where it is not null.
      */
-    private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride) {
+    private void tiled(int rowFrom, int rowTo, TransposedBatch x, float[] out, int outOff, int outStride, TransposedBatch outT) {
         int n = cols(), nb = x.nb, tiles = x.tiles;
         // one-vector tiles take two row blocks per kernel call (kernels()): their panels
         // hold an even number of blocks, the last one zero rows where the rows run out
@@ -155,7 +174,10 @@ public abstract class FloatTensor {
                 }
                 if (k0 == 0) java.util.Arrays.fill(acc, ao, ao + blocks * tiles * MR * nb, 0f);
                 kernels(w, wb, rs, cs, k0, k1, blocks, x, acc, ao);
-                if (k1 == n) scatter(r, rows, x, acc, ao, out, outOff, outStride);
+                if (k1 == n) {
+                    if (outT == null) scatter(r, rows, x, acc, ao, out, outOff, outStride);
+                    else copyOut(r, rows, x, acc, ao, outT);
+                }
             }
         }
     }
@@ -209,11 +231,26 @@ public abstract class FloatTensor {
     }
 
     /**
+     * acc's blocks of rows [r, r + rows) into out's columns of the same numbers: each block's MR
+     * rows of nb lanes are the columns' lanes of one tile, in order.
+     */
+    private static void copyOut(int r, int rows, TransposedBatch x, float[] acc, int ao, TransposedBatch out) {
+        int nb = x.nb, tiles = x.tiles;
+        for (int rb = 0, blocks = (rows + MR - 1) / MR; rb < blocks; rb++) {
+            int mr = Math.min(MR, rows - rb * MR);
+            for (int t = 0; t < tiles; t++) {
+                System.arraycopy(acc, ao + (rb * tiles + t) * MR * nb, out.xt, out.at(t, r + rb * MR), mr * nb);
+            }
+        }
+    }
+
+    /**
      * A batch of more than {@link #SMALL_BATCH} rows laid out for the tiled product: tiles of nb
      * batch rows, column by column, so that one vector holds column k of nb batch rows. Filled by
      * column ranges ({@link #transpose}), which several threads may fill at once, then read by any
      * number of {@link #matmul(int, int, TransposedBatch, float[], int, int)} calls until the next
-     * {@link #reset}. The source rows must not change in between.
+     * {@link #reset}. The source rows must not change in between. Or the output of tiled products
+     * ({@link #resetOutput}), which write it by column ranges instead.
      */
     public static final class TransposedBatch {
         private float[] xt = new float[0];
@@ -230,6 +267,44 @@ public abstract class FloatTensor {
 
         /** Takes rows x[xOff + b * xStride ..] of {@code cols} floats, b < batch; copies nothing yet. */
         public void reset(float[] x, int xOff, int xStride, int batch, int cols) {
+            layOut(batch, cols);
+            this.src = x;
+            this.srcOff = xOff;
+            this.stride = xStride;
+        }
+
+        /**
+         * Makes this the output of a tiled product ({@link FloatTensor#matmul(int, int,
+         * TransposedBatch, TransposedBatch)}) of {@code batch} rows times a matrix of {@code cols}
+         * rows, in the layout {@link #reset} gives a batch of that size (which then has no source to
+         * {@link #transpose}). The products fill it; it holds what they wrote until the next reset.
+         */
+        public void resetOutput(int batch, int cols) {
+            layOut(batch, cols);
+            this.src = null;
+        }
+
+        /** The array that holds the tiles; {@link #at} indexes it. */
+        public float[] data() {
+            return xt;
+        }
+
+        /** Tiles of {@link #lanes} batch rows. */
+        public int tiles() {
+            return tiles;
+        }
+
+        /** Batch rows per tile: the floats each column holds side by side in a tile (a whole number of vectors). */
+        public int lanes() {
+            return nb;
+        }
+
+        /** Index in {@link #data} of column {@code col}'s first lane in tile {@code tile}: its lanes follow, then the next column's. */
+        public int at(int tile, int col) {
+            return shift + (tile * cols + col) * nb;
+        }
+
+        private void layOut(int batch, int cols) {
             if (batch <= SMALL_BATCH) throw new IllegalArgumentException("a batch of " + batch + " rows takes the small-batch path");
             // four vectors of batch rows per tile where there are registers for 6 x 4
             // accumulators (AVX-512's 32) and the batch fills more than two vectors: per column,
@@ -244,9 +319,6 @@ public abstract class FloatTensor {
             // the kernels' four loads of a column then read one line each (nb is 16 floats or
             // more where they are wide), not two
             shift = CacheLines.floatsToLine(xt);
-            this.src = x;
-            this.srcOff = xOff;
-            this.stride = xStride;
             this.batch = batch;
             this.cols = cols;
         }
@@ -261,6 +333,7 @@ public abstract class FloatTensor {
          * (and 64 x 8192 1030 against 174 us) on the EPYC Zen 5 (kernels.TransposeBench).
          */
         public void transpose(int from, int to) {
+            if (src == null) throw new IllegalStateException("a product's output batch has no rows to transpose");
             float[] x = src, t = xt;
             int n = cols;
             for (int tile = 0; tile < tiles; tile++) {

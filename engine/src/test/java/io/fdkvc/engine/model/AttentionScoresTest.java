@@ -22,11 +22,9 @@ class AttentionScoresTest {
     void pairedScoresAreTheSingleScoresBitForBit(@ForAll @IntRange(min = 1, max = 300) int count,
                                                  @ForAll @IntRange(min = 1, max = 3) int hdPairs,
                                                  @ForAll long seed) {
-        int hd = 2 * hdPairs * 8, T = KvCache.KEY_TILE;
-        int tiles = (count + T - 1) / T, row = tiles * T;
+        int hd = 2 * hdPairs * 8, row = tiledLength(count);
         Random r = new Random(seed);
-        float[] keys = new float[tiles * T * hd];
-        for (int i = 0; i < keys.length; i++) keys[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(8) - 4));
+        float[] keys = spread(r, row * hd);
         float[] q = gaussian(r, hd), q2 = gaussian(r, hd);
         // rows at offsets that are not tile-aligned, with a guard band around them
         int so = 3, so2 = so + row + 5, len = so2 + row + 7;
@@ -54,8 +52,7 @@ class AttentionScoresTest {
         // heads of whole blocks of four vectors, as Llama pairs them (64 and 128 floats at 16 lanes)
         int hd = blocks * 4 * io.fdkvc.engine.tensor.Simd.L;
         Random r = new Random(seed);
-        float[] vals = new float[count * hd];
-        for (int i = 0; i < vals.length; i++) vals[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(8) - 4));
+        float[] vals = spread(r, count * hd);
         // both heads' weights in one scratch, at offsets that are not vector-aligned
         int po = 5, po2 = po + count + 3;
         float[] p = new float[po2 + count];
@@ -82,11 +79,9 @@ class AttentionScoresTest {
     void eightQueriesScoresAreTheSingleScoresBitForBit(@ForAll @IntRange(min = 1, max = 300) int count,
                                                        @ForAll @IntRange(min = 1, max = 3) int hdPairs,
                                                        @ForAll long seed) {
-        int hd = 2 * hdPairs * 8, T = KvCache.KEY_TILE;
-        int tiles = (count + T - 1) / T, row = tiles * T;
+        int hd = 2 * hdPairs * 8, row = tiledLength(count);
         Random r = new Random(seed);
-        float[] keys = new float[tiles * T * hd];
-        for (int i = 0; i < keys.length; i++) keys[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(8) - 4));
+        float[] keys = spread(r, row * hd);
         // eight queries side by side, as Llama rotates them into its scratch
         float[] q = gaussian(r, 8 * hd);
         // the eight rows in a shuffled order at offsets that are not tile-aligned, guard bands between them
@@ -138,6 +133,19 @@ class AttentionScoresTest {
         for (int i = 0; i < len; i++) {
             assertThat(Float.floatToRawIntBits(sc[i])).as("index %d (row at %d, %d scores)", i, so, count).isEqualTo(Float.floatToRawIntBits(want[i]));
         }
+    }
+
+    /** The entries of whole key tiles that hold {@code count} keys. */
+    private static int tiledLength(int count) {
+        int T = KvCache.KEY_TILE;
+        return (count + T - 1) / T * T;
+    }
+
+    /** n Gaussian floats scaled by powers of two from 2^-4 to 2^3, so that the sums round at different places. */
+    private static float[] spread(Random r, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) (r.nextGaussian() * Math.pow(2, r.nextInt(8) - 4));
+        return a;
     }
 
     private static float[] gaussian(Random r, int n) {

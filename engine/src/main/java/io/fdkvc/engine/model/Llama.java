@@ -79,13 +79,13 @@ public final class Llama implements AutoCloseable {
     private float[] rowLogits = new float[0];
     // attention scratch: one row of attention weights per (conversation, query head, token) unit
     // of the block in progress, with its softmax max and 1/sum; per worker a rotated query and
-    // its neighbour's, eight rotated queries with their units and counts (a prefill's scores),
+    // its neighbour's, eight rotated queries with their rows' offsets in att and their counts (a prefill's scores),
     // four reduction lanes, a group-mean row of weights (observation), a RoPE scratch and a
     // rotated key before it goes into its tile
     private float[] att = new float[0];
     private final float[] unitMax, unitInv;
     private final float[][] qrot, qrotNext, qEight, lanes, ropeScratch, keyRow;
-    private final int[][] eightUnits, eightRows, eightCounts;
+    private final int[][] eightRows, eightCounts;
     private float[][] groupRow;
     private int scratchCap, attentionBlock;
     // keys to rotate in the layer in progress: stream h's entries [rotFrom[h], size), at
@@ -222,7 +222,6 @@ public final class Llama implements AutoCloseable {
         qrot = new float[threads][headDim];
         qrotNext = new float[threads][headDim];
         qEight = new float[threads][8 * headDim];
-        eightUnits = new int[threads][8];
         eightRows = new int[threads][8];
         eightCounts = new int[threads][8];
         lanes = new float[threads][4 * Simd.F.length()];
@@ -808,7 +807,7 @@ public final class Llama implements AutoCloseable {
     private void scoresEightRange(int worker, int from, int to) {
         // a prefill chunk: one cache (pass.convs == 1)
         float[] qs = qEight[worker], qr = qrot[worker];
-        int[] units = eightUnits[worker], rows = eightRows[worker], counts = eightCounts[worker];
+        int[] rows = eightRows[worker], counts = eightCounts[worker];
         KvCache cache = pass.caches[0];
         int nb = pass.block, l = pass.layer, perKv = group * nb, runs = eightRuns();
         for (int r = from; r < to; r++) {
@@ -819,7 +818,6 @@ public final class Llama implements AutoCloseable {
                 int i = i0 + j, tb = i / group, h = kvh * group + i % group, t = pass.from + tb;
                 // token t sees the stream up to itself (every token of the pass is in it already)
                 int count = s.size() - (pass.span - 1 - t), u = h * nb + tb;
-                units[j] = u;
                 rows[j] = u * scratchCap;
                 counts[j] = count;
                 if (m == 8) rotateQuery(cache, s, 0, t, h, count - 1, qs, j * headDim, worker);
@@ -829,7 +827,7 @@ public final class Llama implements AutoCloseable {
                 }
             }
             if (m == 8) scoresEight(qs, keys, headDim, counts[7], att, rows);
-            for (int j = 0; j < m; j++) scaleBiasMax(cache, s, units[j], counts[j]);
+            for (int j = 0; j < m; j++) scaleBiasMax(cache, s, rows[j] / scratchCap, counts[j]);
         }
     }
 
